@@ -1,0 +1,94 @@
+//! The rule AST: what a Traefik router rule means once parsed.
+//!
+//! Both rule syntaxes (v3 and the legacy v2) compile into this one tree, so the runtime matches with a
+//! single set of semantics. Every value is already normalised by the compiler (hosts lower-cased and
+//! without a trailing dot, v2 `{name:re}` templates turned into anchored regexes, methods upper-cased),
+//! which keeps the runtime free of parsing decisions.
+
+use serde::{Deserialize, Serialize};
+
+/// A boolean expression over request matchers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// Every operand matches.
+    And(Vec<Rule>),
+    /// At least one operand matches.
+    Or(Vec<Rule>),
+    /// The operand does not match.
+    Not(Box<Rule>),
+    /// A single matcher.
+    Match(Matcher),
+}
+
+/// One request matcher, with Traefik v3 semantics.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "matcher", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Matcher {
+    /// Request host (port stripped, lower-cased, trailing dot removed) equals `host`.
+    /// `*.example.com` matches exactly one extra label; `*` matches every host.
+    Host {
+        /// Lower-case ASCII host without trailing dot.
+        host: String,
+    },
+    /// The lower-cased request host matches the (unanchored unless written so) regex.
+    HostRegexp {
+        /// Regex in the syntax of the `regex` crate (RE2 family, like Go).
+        regex: String,
+    },
+    /// The routing path equals `path`.
+    Path {
+        /// Starts with `/`.
+        path: String,
+    },
+    /// The routing path starts with `prefix` (plain string prefix).
+    PathPrefix {
+        /// Starts with `/`.
+        prefix: String,
+    },
+    /// The routing path matches the regex.
+    PathRegexp {
+        /// Regex; unanchored unless written so.
+        regex: String,
+    },
+    /// The request method equals `method`.
+    Method {
+        /// Upper-case method name.
+        method: String,
+    },
+    /// Some value of header `name` equals `value`.
+    Header {
+        /// Canonical header name (`X-Forwarded-Proto`).
+        name: String,
+        /// Exact value.
+        value: String,
+    },
+    /// Some value of header `name` matches the regex.
+    HeaderRegexp {
+        /// Canonical header name.
+        name: String,
+        /// Regex; unanchored unless written so.
+        regex: String,
+    },
+    /// Some value of query parameter `key` equals `value` (`""` means present with an empty value).
+    Query {
+        /// Parameter name, case-sensitive.
+        key: String,
+        /// Exact value.
+        value: String,
+    },
+    /// Some value of query parameter `key` matches the regex.
+    QueryRegexp {
+        /// Parameter name, case-sensitive.
+        key: String,
+        /// Regex; unanchored unless written so.
+        regex: String,
+    },
+    /// The peer address (never a forwarded header) is inside `cidr`.
+    ClientIp {
+        /// Network in CIDR form; a single address is written as /32 or /128.
+        cidr: String,
+    },
+}
