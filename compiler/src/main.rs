@@ -1,1 +1,212 @@
-fn main() {}
+//! The `bridgectl` command line. Parsing of arguments and exit codes live here; all logic is in the
+//! library so tests can call it in-process.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use bridgectl::check::{CheckOptions, check};
+use bridgectl::render::{self, Format};
+use bridgectl::schema::{ConfigKind, schema_text};
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Check Traefik-compatible configuration before it reaches production.
+///
+/// bridgectl reads the same YAML Traefik reads (a static traefik.yml plus file-provider dynamic
+/// files), reports every problem with file:line:column, and exits non-zero when the configuration
+/// would not work as written.
+#[derive(Debug, Parser)]
+#[command(name = "bridgectl", version, propagate_version = true)]
+#[command(
+    after_help = "Exit codes: 0 ok (warnings allowed), 1 configuration errors, 2 usage or I/O problem."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check a configuration directory and report every problem at once.
+    ///
+    /// DIR plays the role of /etc/traefik: it must hold traefik.yml (or traefik.yaml), and
+    /// `providers.file.filename: /etc/traefik/dynamic.yml` is read from DIR/dynamic.yml.
+    #[command(
+        after_help = "Examples:\n  bridgectl check examples/scadabridge\n  bridgectl check . --format github --deny-warnings\n  bridgectl check --static traefik.yml --dynamic conf.d/ --var backend=10.0.0.5\n\nExit codes: 0 ok (warnings allowed), 1 configuration errors, 2 usage or I/O problem."
+    )]
+    Check(CheckArgs),
+    /// Print the generated JSON Schema of the static or dynamic configuration.
+    ///
+    /// Point your editor at it with a first line such as
+    /// `# yaml-language-server: $schema=../schemas/traefik-dynamic.schema.json`.
+    Schema {
+        /// Which schema.
+        #[arg(value_enum)]
+        kind: SchemaKind,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Configuration directory (Traefik's /etc/traefik).
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Static configuration file; default DIR/traefik.yml or DIR/traefik.yaml.
+    #[arg(long = "static", value_name = "FILE")]
+    static_file: Option<PathBuf>,
+    /// Dynamic configuration file or directory; default from providers.file in the static file.
+    #[arg(long, value_name = "PATH")]
+    dynamic: Option<PathBuf>,
+    /// Template variable for dynamic files, `{{ KEY }}` becomes VALUE (repeatable).
+    #[arg(long = "var", value_name = "KEY=VALUE", value_parser = parse_var)]
+    vars: Vec<(String, String)>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Fail (exit 1) on warnings too.
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Also print notes (style findings such as key case).
+    #[arg(long, short)]
+    verbose: bool,
+    /// Colour: auto (only on a terminal), always, never.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SchemaKind {
+    /// traefik.yml
+    Static,
+    /// file-provider files
+    Dynamic,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+fn parse_var(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not KEY=VALUE"))?;
+    if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!("variable name `{k}` must be letters, digits and _"));
+    }
+    Ok((k.to_owned(), v.to_owned()))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("bridgectl: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Schema { kind } => {
+            let kind = match kind {
+                SchemaKind::Static => ConfigKind::Static,
+                SchemaKind::Dynamic => ConfigKind::Dynamic,
+            };
+            std::io::stdout().write_all(schema_text(kind).as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check(args) => run_check(args),
+    }
+}
+
+fn run_check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let opts = CheckOptions {
+        dir: args.dir.clone(),
+        static_file: args.static_file.clone(),
+        dynamic: args.dynamic.clone(),
+        vars: args.vars.iter().cloned().collect::<BTreeMap<_, _>>(),
+    };
+    let report = check(&opts).context("check failed")?;
+    let shown: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| {
+            args.verbose
+                || d.severity != bridgectl::diag::Severity::Note
+                || args.format != Format::Human
+        })
+        .cloned()
+        .collect();
+    let errors = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == bridgectl::diag::Severity::Error)
+        .count();
+    let warnings = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == bridgectl::diag::Severity::Warning)
+        .count();
+    let failed = errors > 0 || (args.deny_warnings && warnings > 0);
+    let prefix = dir_prefix(&args.dir);
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Human => {
+            let color = match args.color {
+                Color::Always => true,
+                Color::Never => false,
+                Color::Auto => {
+                    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+                }
+            };
+            let mut err = std::io::stderr().lock();
+            err.write_all(render::human(&report.sources, &shown, &prefix, color).as_bytes())?;
+            writeln!(
+                err,
+                "{}",
+                render::summary(&report.diagnostics, report.file_count())
+            )?;
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(
+                &mut out,
+                &render::json(&report.sources, &shown, !failed),
+            )?;
+            writeln!(out)?;
+        }
+        Format::Github => {
+            out.write_all(render::github(&report.sources, &shown, &prefix).as_bytes())?
+        }
+        Format::Sarif => {
+            serde_json::to_writer_pretty(
+                &mut out,
+                &render::sarif(&report.sources, &shown, &prefix),
+            )?;
+            writeln!(out)?;
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The directory as typed, with a trailing slash, for paths in annotations ("" for ".").
+fn dir_prefix(dir: &std::path::Path) -> String {
+    let s = dir.to_string_lossy();
+    if s.is_empty() || s == "." || s == "./" {
+        String::new()
+    } else if s.ends_with('/') {
+        s.into_owned()
+    } else {
+        format!("{s}/")
+    }
+}

@@ -204,8 +204,7 @@ impl<'de> Deserialize<'de> for Duration {
 }
 
 /// The regex every duration string in the JSON Schema must match (Go syntax, or bare seconds).
-pub const DURATION_PATTERN: &str =
-    r"^[-+]?(0|[0-9]+|([0-9]*\.?[0-9]+(ns|us|µs|μs|ms|s|m|h))+)$";
+pub const DURATION_PATTERN: &str = r"^[-+]?(0|[0-9]+|([0-9]*\.?[0-9]+(ns|us|µs|μs|ms|s|m|h))+)$";
 
 impl JsonSchema for Duration {
     fn schema_name() -> Cow<'static, str> {

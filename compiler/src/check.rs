@@ -1,0 +1,439 @@
+//! `bridgectl check`: find the inputs, run every stage on every file, and collect all findings.
+//!
+//! Inputs follow Traefik's container layout: the directory given plays the role of `/etc/traefik`, so
+//! `providers.file.filename: /etc/traefik/dynamic.yml` resolves to `DIR/dynamic.yml` and relative paths
+//! resolve against DIR. Each file goes YAML → canonical JSON → schema validation → typed model on its
+//! own; the dynamic files are then merged (Traefik's file provider sees one configuration) and the
+//! cross-file semantic checks run on the result.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::canon::{Canonical, canonicalize};
+use crate::diag::{Code, Diagnostic, Severity};
+use crate::model::dynamic::DynamicConfig;
+use crate::model::static_config::StaticConfig;
+use crate::schema::ConfigKind;
+use crate::source::{FileId, SourceFile, SourceMap, Span};
+use crate::{semantic, template, validate, yaml};
+
+/// What to check.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The configuration directory (Traefik's `/etc/traefik`).
+    pub dir: PathBuf,
+    /// Overrides `DIR/traefik.yml`.
+    pub static_file: Option<PathBuf>,
+    /// Overrides `providers.file`: a file or a directory of dynamic configuration.
+    pub dynamic: Option<PathBuf>,
+    /// Values for `{{ name }}` in dynamic files.
+    pub vars: BTreeMap<String, String>,
+}
+
+/// Problems that stop a run before any configuration is read (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The directory has no static configuration.
+    #[error(
+        "no traefik.yml or traefik.yaml in {dir}; pass --static FILE or a directory that holds one"
+    )]
+    NoStaticConfig {
+        /// The directory searched.
+        dir: PathBuf,
+    },
+    /// The configuration directory does not exist.
+    #[error("configuration directory {dir} does not exist or is not a directory")]
+    NoDir {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A file named on the command line could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// One parsed dynamic configuration file.
+#[derive(Debug, Clone)]
+pub struct DynamicFile {
+    /// Its source.
+    pub file: FileId,
+    /// Canonical JSON and places.
+    pub canon: Canonical,
+    /// The valid part of it, typed.
+    pub model: DynamicConfig,
+}
+
+/// Everything that was read, for the semantic checks and (later) the plan.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// The static file, if any.
+    pub static_file: Option<FileId>,
+    /// Canonical static configuration.
+    pub static_canon: Canonical,
+    /// Typed static configuration.
+    pub static_cfg: StaticConfig,
+    /// Dynamic files in Traefik's reading order.
+    pub dynamic: Vec<DynamicFile>,
+}
+
+/// The result of a run.
+#[derive(Debug, Default)]
+pub struct CheckReport {
+    /// Every file that was read.
+    pub sources: SourceMap,
+    /// Sorted findings.
+    pub diagnostics: Vec<Diagnostic>,
+    /// What was loaded.
+    pub loaded: Loaded,
+}
+
+impl CheckReport {
+    /// True when there is no error (warnings allowed).
+    pub fn ok(&self) -> bool {
+        !self
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// Number of files read.
+    pub fn file_count(&self) -> usize {
+        self.sources.iter().count()
+    }
+}
+
+/// Maps a path written in the configuration onto the checked directory.
+pub fn resolve_config_path(dir: &Path, written: &str) -> PathBuf {
+    for root in ["/etc/traefik/", "/etc/traefik"] {
+        if let Some(rest) = written.strip_prefix(root)
+            && (root.ends_with('/') || rest.is_empty())
+        {
+            return dir.join(rest);
+        }
+    }
+    let p = Path::new(written);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        dir.join(p)
+    }
+}
+
+/// The name shown for a path: relative to `dir` when inside it.
+pub fn display_name(dir: &Path, path: &Path) -> String {
+    path.strip_prefix(dir)
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty())
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs the whole check.
+pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
+    let dir = opts.dir.clone();
+    let static_path = match &opts.static_file {
+        Some(p) => Some(p.clone()),
+        None => {
+            if !dir.is_dir() {
+                return Err(CheckError::NoDir { dir });
+            }
+            let found = ["traefik.yml", "traefik.yaml"]
+                .iter()
+                .map(|n| dir.join(n))
+                .find(|p| p.is_file());
+            match found {
+                Some(p) => Some(p),
+                None if opts.dynamic.is_some() => None,
+                None => return Err(CheckError::NoStaticConfig { dir }),
+            }
+        }
+    };
+    let mut report = CheckReport::default();
+    let mut diags: Vec<Diagnostic> = Vec::new();
+    report.loaded.dir = dir.clone();
+
+    if let Some(path) = &static_path {
+        let name = display_name(&dir, path);
+        let text = read_text(path).map_err(|source| CheckError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let (id, node) = parse_file(&mut report.sources, &name, path, text, None, &mut diags);
+        let canon = canonicalize(node.as_ref(), ConfigKind::Static, &mut diags);
+        let broken = validate::validate(ConfigKind::Static, &canon, &mut diags);
+        report.loaded.static_cfg = validate::into_model(&canon, &broken, &mut diags);
+        report.loaded.static_canon = canon;
+        report.loaded.static_file = Some(id);
+    }
+
+    for path in dynamic_paths(opts, &report, &mut diags)? {
+        let name = display_name(&dir, &path);
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+        {
+            diags.push(Diagnostic::error(
+                Code::Unsupported,
+                format!("{name}: TOML dynamic files are valid Traefik, but not supported by bridgectl"),
+            ).hint("convert the file to YAML (keys and structure are the same)"));
+            continue;
+        }
+        let text = match read_text(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                diags.push(Diagnostic::error(
+                    Code::Io,
+                    format!("cannot read {name}: {e}"),
+                ));
+                continue;
+            }
+        };
+        let (id, node) = parse_file(
+            &mut report.sources,
+            &name,
+            &path,
+            text,
+            Some(&opts.vars),
+            &mut diags,
+        );
+        let canon = canonicalize(node.as_ref(), ConfigKind::Dynamic, &mut diags);
+        let broken = validate::validate(ConfigKind::Dynamic, &canon, &mut diags);
+        let model = validate::into_model(&canon, &broken, &mut diags);
+        report.loaded.dynamic.push(DynamicFile {
+            file: id,
+            canon,
+            model,
+        });
+    }
+
+    semantic::check(&report.loaded, &report.sources, &mut diags);
+
+    let mut all = crate::diag::Diagnostics::default();
+    all.extend(diags);
+    all.sort();
+    report.diagnostics = all.into_vec();
+    Ok(report)
+}
+
+fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    if meta.len() > yaml::MAX_FILE_BYTES as u64 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "{} bytes is over the {} byte limit",
+                meta.len(),
+                yaml::MAX_FILE_BYTES
+            ),
+        ));
+    }
+    std::fs::read(path)
+}
+
+/// Decodes, renders (dynamic files) and parses one file, registering it in the source map.
+fn parse_file(
+    sources: &mut SourceMap,
+    name: &str,
+    path: &Path,
+    bytes: Vec<u8>,
+    vars: Option<&BTreeMap<String, String>>,
+    diags: &mut Vec<Diagnostic>,
+) -> (FileId, Option<yaml::Node>) {
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let id = sources.add(SourceFile::new(name, path, lossy));
+            diags.push(
+                Diagnostic::error(
+                    Code::NotUtf8,
+                    format!("{name} is not UTF-8 text (invalid byte at offset {at})"),
+                )
+                .at(Some(Span::new(id, at, at + 1)))
+                .hint("YAML files must be UTF-8; is this a binary file?"),
+            );
+            return (id, None);
+        }
+    };
+    let text = text
+        .strip_prefix('\u{feff}')
+        .map(str::to_owned)
+        .unwrap_or(text);
+    let rendered = match vars {
+        Some(vars) if template::has_markup(&text) => {
+            let placeholder = sources.add(SourceFile::new(name, path, text.clone()));
+            match template::render(placeholder, &text, vars) {
+                Ok(r) => {
+                    // Re-register with the rendered text; positions below refer to it.
+                    let id = sources.replace(placeholder, SourceFile::new(name, path, r.clone()));
+                    return parse_registered(id, &r, diags);
+                }
+                Err(ds) => {
+                    diags.extend(ds);
+                    return (placeholder, None);
+                }
+            }
+        }
+        _ => text,
+    };
+    let id = sources.add(SourceFile::new(name, path, rendered.clone()));
+    parse_registered(id, &rendered, diags)
+}
+
+fn parse_registered(
+    id: FileId,
+    text: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> (FileId, Option<yaml::Node>) {
+    match yaml::parse(id, text) {
+        Ok(node) => (id, node),
+        Err(mut d) => {
+            if d.span.is_none() {
+                d.span = Some(Span::new(id, 0, 0));
+            }
+            diags.push(d);
+            (id, None)
+        }
+    }
+}
+
+/// The dynamic files to read, in Traefik's order.
+fn dynamic_paths(
+    opts: &CheckOptions,
+    report: &CheckReport,
+    diags: &mut Vec<Diagnostic>,
+) -> Result<Vec<PathBuf>, CheckError> {
+    let dir = &report.loaded.dir;
+    if let Some(p) = &opts.dynamic {
+        if p.is_dir() {
+            let mut out = Vec::new();
+            walk_dir(p, &mut out, diags, dir);
+            return Ok(out);
+        }
+        if !p.exists() {
+            return Err(CheckError::Io {
+                path: p.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such file or directory",
+                ),
+            });
+        }
+        return Ok(vec![p.clone()]);
+    }
+    let file = report
+        .loaded
+        .static_cfg
+        .providers
+        .as_ref()
+        .and_then(|p| p.file.as_ref());
+    let Some(file) = file else {
+        if report.loaded.static_file.is_some() && !report.loaded.static_canon.places.is_empty() {
+            diags.push(
+                Diagnostic::warning(
+                    Code::NoEntryPoint,
+                    "no providers.file in the static configuration: there are no routers to serve",
+                )
+                .at(report.loaded.static_file.map(|f| Span::new(f, 0, 0)))
+                .hint("add `providers: {file: {filename: /etc/traefik/dynamic.yml}}`"),
+            );
+        }
+        return Ok(Vec::new());
+    };
+    let canon = &report.loaded.static_canon;
+    if let Some(directory) = &file.directory {
+        if file.filename.is_some() {
+            diags.push(
+                Diagnostic::warning(
+                    Code::InvalidValue,
+                    "providers.file sets both `filename` and `directory`; Traefik uses `directory` only",
+                )
+                .at(canon.key_span("/providers/file/filename"))
+                .pointer("/providers/file/filename"),
+            );
+        }
+        let path = resolve_config_path(dir, directory);
+        if !path.is_dir() {
+            diags.push(
+                Diagnostic::error(
+                    Code::FileNotFound,
+                    format!(
+                        "providers.file.directory `{directory}` does not exist (looked for {})",
+                        path.display()
+                    ),
+                )
+                .at(canon.value_span("/providers/file/directory"))
+                .pointer("/providers/file/directory")
+                .hint("paths under /etc/traefik/ are looked up in the checked directory"),
+            );
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        walk_dir(&path, &mut out, diags, dir);
+        return Ok(out);
+    }
+    if let Some(filename) = &file.filename {
+        let path = resolve_config_path(dir, filename);
+        if !path.is_file() {
+            diags.push(
+                Diagnostic::error(
+                    Code::FileNotFound,
+                    format!(
+                        "providers.file.filename `{filename}` does not exist (looked for {})",
+                        path.display()
+                    ),
+                )
+                .at(canon.value_span("/providers/file/filename"))
+                .pointer("/providers/file/filename")
+                .hint("paths under /etc/traefik/ are looked up in the checked directory"),
+            );
+            return Ok(Vec::new());
+        }
+        return Ok(vec![path]);
+    }
+    diags.push(
+        Diagnostic::error(
+            Code::MissingKey,
+            "providers.file needs `filename` or `directory`",
+        )
+        .at(canon.key_span("/providers/file"))
+        .pointer("/providers/file"),
+    );
+    Ok(Vec::new())
+}
+
+/// Traefik reads a directory recursively in name order and only `.yml`, `.yaml` and `.toml` files.
+fn walk_dir(path: &Path, out: &mut Vec<PathBuf>, diags: &mut Vec<Diagnostic>, dir: &Path) {
+    let entries = match std::fs::read_dir(path) {
+        Ok(e) => e,
+        Err(e) => {
+            diags.push(Diagnostic::error(
+                Code::Io,
+                format!("cannot read directory {}: {e}", display_name(dir, path)),
+            ));
+            return;
+        }
+    };
+    let mut items: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    items.sort();
+    for p in items {
+        if p.is_dir() {
+            walk_dir(&p, out, diags, dir);
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["yml", "yaml", "toml"].contains(&e.to_ascii_lowercase().as_str()))
+        {
+            out.push(p);
+        }
+    }
+}
