@@ -7,7 +7,7 @@
 //! the strict schema validation that follows only reports what Traefik itself would reject. It also
 //! reports unknown keys (with "did you mean"), empty sections, unsupported and deprecated keys.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
@@ -32,7 +32,7 @@ pub struct Canonical {
     /// The value with Traefik's spelling of keys and Traefik's scalar conversions applied.
     pub value: Value,
     /// JSON pointer → place in the source.
-    pub places: BTreeMap<String, Place>,
+    pub places: HashMap<String, Place>,
 }
 
 impl Canonical {
@@ -85,7 +85,7 @@ pub fn canonicalize(
 ) -> Canonical {
     let mut out = Canonical {
         value: Value::Object(Map::new()),
-        places: BTreeMap::new(),
+        places: HashMap::new(),
     };
     let Some(root) = root else { return out };
     out.places.insert(
@@ -163,7 +163,7 @@ pub fn canonicalize(
 struct Walker<'a, 'd> {
     root: &'static Value,
     diags: &'d mut Vec<Diagnostic>,
-    places: &'a mut BTreeMap<String, Place>,
+    places: &'a mut HashMap<String, Place>,
 }
 
 impl Walker<'_, '_> {

@@ -189,10 +189,12 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
         let text = match read_text(&path) {
             Ok(t) => t,
             Err(e) => {
-                diags.push(Diagnostic::error(
-                    Code::Io,
-                    format!("cannot read {name}: {e}"),
-                ));
+                let code = if e.kind() == std::io::ErrorKind::FileTooLarge {
+                    Code::FileTooLarge
+                } else {
+                    Code::Io
+                };
+                diags.push(Diagnostic::error(code, format!("cannot read {name}: {e}")));
                 continue;
             }
         };
@@ -368,7 +370,7 @@ fn dynamic_paths(
                     Code::FileNotFound,
                     format!(
                         "providers.file.directory `{directory}` does not exist (looked for {})",
-                        path.display()
+                        display_name(dir, &path)
                     ),
                 )
                 .at(canon.value_span("/providers/file/directory"))
@@ -389,7 +391,7 @@ fn dynamic_paths(
                     Code::FileNotFound,
                     format!(
                         "providers.file.filename `{filename}` does not exist (looked for {})",
-                        path.display()
+                        display_name(dir, &path)
                     ),
                 )
                 .at(canon.value_span("/providers/file/filename"))

@@ -303,3 +303,28 @@ mod tests {
         assert!(!hc.property("path").expect("path").is_duration());
     }
 }
+
+#[cfg(test)]
+mod drift {
+    use super::*;
+
+    /// The committed schemas under `schemas/` must equal what the model generates.
+    /// Run with `BRIDGECTL_UPDATE_SCHEMAS=1` to rewrite them after changing the model.
+    #[test]
+    fn committed_schemas_match_the_model() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas");
+        for kind in [ConfigKind::Static, ConfigKind::Dynamic] {
+            let path = dir.join(kind.schema_file_name());
+            let want = schema_text(kind);
+            if std::env::var_os("BRIDGECTL_UPDATE_SCHEMAS").is_some() {
+                std::fs::write(&path, &want).unwrap();
+            }
+            let have = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                have == want,
+                "{} is out of date; run `BRIDGECTL_UPDATE_SCHEMAS=1 cargo test -p bridgectl schema` and commit it",
+                path.display()
+            );
+        }
+    }
+}

@@ -324,8 +324,8 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        if let Some(api) = &cfg.api {
-            if let Some(bp) = &api.base_path {
+        if let Some(bp) = cfg.api.as_ref().and_then(|a| a.base_path.as_ref()) {
+            {
                 let ok = bp.starts_with('/')
                     && bp
                         .chars()
@@ -751,9 +751,8 @@ impl<'a> Ctx<'a> {
                 }
                 if let Some(t) = &lb.servers_transport {
                     let (n, provider) = Self::split_ref(t);
-                    if !(provider == Some("internal") && n == "default")
-                        && !self.transports.contains(n)
-                    {
+                    let builtin = provider == Some("internal") && n == "default";
+                    if !builtin && !self.transports.contains(n) {
                         let p = format!("{lbp}/serversTransport");
                         let span = self.span(fi, &p);
                         self.err(
@@ -1090,7 +1089,7 @@ impl<'a> Ctx<'a> {
                         Code::InvalidRegex,
                         format!(
                             "middleware `{name}`: invalid regex: {}",
-                            first_line(&e.to_string())
+                            last_line(&e.to_string())
                         ),
                         span,
                         p,
@@ -1220,7 +1219,7 @@ impl<'a> Ctx<'a> {
             let path = resolve_config_path(&self.loaded.dir, file);
             match std::fs::read_to_string(&path) {
                 Err(e) => {
-                    self.err(Code::FileNotFound, format!("middleware `{name}`: usersFile `{file}` cannot be read ({e}; looked for {})", path.display()), span, p);
+                    self.err(Code::FileNotFound, format!("middleware `{name}`: usersFile `{file}` cannot be read ({e}; looked for {})", crate::check::display_name(&self.loaded.dir, &path)), span, p);
                 }
                 Ok(text) => {
                     for (ln, line) in text.lines().enumerate() {
@@ -1434,7 +1433,7 @@ impl<'a> Ctx<'a> {
                 Code::FileNotFound,
                 format!(
                     "{what} file `{v}` does not exist (looked for {})",
-                    path.display()
+                    crate::check::display_name(&self.loaded.dir, &path)
                 ),
                 span,
                 pointer.into(),
@@ -1450,10 +1449,10 @@ fn display(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-fn first_line(s: &str) -> String {
+/// The last non-empty line: the regex crate puts the actual complaint there.
+fn last_line(s: &str) -> String {
     s.lines()
-        .filter(|l| !l.trim().is_empty())
-        .last()
+        .rfind(|l| !l.trim().is_empty())
         .unwrap_or(s)
         .trim()
         .to_owned()

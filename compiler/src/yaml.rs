@@ -13,8 +13,9 @@ use serde_saphyr::{Location, Spanned};
 use crate::diag::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 
-/// Largest file bridgectl reads; real Traefik configurations are far below it.
-pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
+/// Largest file bridgectl reads. A generated configuration of 10,000 routers and services is about
+/// 2 MB, so this leaves room while keeping a stray log file or disk image from being parsed.
+pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 /// Deepest nesting accepted; Traefik's deepest real path is about 8 levels.
 pub const MAX_DEPTH: usize = 48;
 /// Stack for the parsing thread: serde's recursive descent needs tens of KiB per level in debug builds.
@@ -338,7 +339,26 @@ fn convert_error(file: FileId, text: &str, err: &serde_saphyr::Error) -> Diagnos
         | E::AliasReplayCounterOverflow { .. } => Code::YamlLimit,
         _ => Code::YamlSyntax,
     };
-    let mut message = inner.to_string();
+    let mut message = match inner {
+        E::DuplicateMappingKey { key: Some(k), .. } => format!("duplicate key `{k}`"),
+        E::DuplicateMappingKey { key: None, .. } => "duplicate key".to_owned(),
+        E::Budget { breach, .. } => {
+            let name = format!("{breach:?}");
+            if name.starts_with("Documents") {
+                "the file holds more than one YAML document (`---`); Traefik reads only the first and silently ignores the rest".to_owned()
+            } else if name.starts_with("Depth") {
+                format!("nesting deeper than {MAX_DEPTH} levels")
+            } else if name.contains("Anchor") || name.contains("Alias") {
+                "aliases expand beyond the safety budget (an alias bomb?)".to_owned()
+            } else {
+                format!(
+                    "the YAML exceeds a safety budget ({})",
+                    name.split([' ', '{']).next().unwrap_or("size")
+                )
+            }
+        }
+        _ => inner.to_string(),
+    };
     // The library appends its own position; ours is rendered separately.
     if let Some(idx) = message.find(" at line ") {
         message.truncate(idx);
