@@ -166,7 +166,15 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             path: path.clone(),
             source,
         })?;
-        let (id, node) = parse_file(&mut report.sources, &name, path, text, None, &mut diags);
+        let (id, node) = parse_file(
+            &mut report.sources,
+            &dir,
+            &name,
+            path,
+            text,
+            None,
+            &mut diags,
+        );
         let canon = canonicalize(node.as_ref(), ConfigKind::Static, &mut diags);
         let broken = validate::validate(ConfigKind::Static, &canon, &mut diags);
         report.loaded.static_cfg = validate::into_model(&canon, &broken, &mut diags);
@@ -200,6 +208,7 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
         };
         let (id, node) = parse_file(
             &mut report.sources,
+            &dir,
             &name,
             &path,
             text,
@@ -243,6 +252,7 @@ fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
 /// Decodes, renders (dynamic files) and parses one file, registering it in the source map.
 fn parse_file(
     sources: &mut SourceMap,
+    dir: &Path,
     name: &str,
     path: &Path,
     bytes: Vec<u8>,
@@ -254,7 +264,8 @@ fn parse_file(
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            let id = sources.add(SourceFile::new(name, path, lossy));
+            let id =
+                sources.add(SourceFile::new(name, path, lossy).outside_dir(!path.starts_with(dir)));
             diags.push(
                 Diagnostic::error(
                     Code::NotUtf8,
@@ -272,11 +283,15 @@ fn parse_file(
         .unwrap_or(text);
     let rendered = match vars {
         Some(vars) if template::has_markup(&text) => {
-            let placeholder = sources.add(SourceFile::new(name, path, text.clone()));
+            let placeholder = sources
+                .add(SourceFile::new(name, path, text.clone()).outside_dir(!path.starts_with(dir)));
             match template::render(placeholder, &text, vars) {
                 Ok(r) => {
                     // Re-register with the rendered text; positions below refer to it.
-                    let id = sources.replace(placeholder, SourceFile::new(name, path, r.clone()));
+                    let id = sources.replace(
+                        placeholder,
+                        SourceFile::new(name, path, r.clone()).outside_dir(!path.starts_with(dir)),
+                    );
                     return parse_registered(id, &r, diags);
                 }
                 Err(ds) => {
@@ -287,7 +302,8 @@ fn parse_file(
         }
         _ => text,
     };
-    let id = sources.add(SourceFile::new(name, path, rendered.clone()));
+    let id = sources
+        .add(SourceFile::new(name, path, rendered.clone()).outside_dir(!path.starts_with(dir)));
     parse_registered(id, &rendered, diags)
 }
 

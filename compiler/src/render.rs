@@ -34,6 +34,8 @@ pub struct Located<'a> {
     pub column: Option<usize>,
     /// Width of the marked text on its line, in characters (at least 1).
     pub width: usize,
+    /// Whether the file lives in the configuration directory (its name gets the directory prefix).
+    pub in_dir: bool,
 }
 
 /// Resolves positions once for all renderers.
@@ -48,6 +50,7 @@ pub fn locate<'a>(sources: &'a SourceMap, diags: &'a [Diagnostic]) -> Vec<Locate
                     line: None,
                     column: None,
                     width: 1,
+                    in_dir: false,
                 };
             };
             let Some(file) = sources.get(span.file) else {
@@ -57,6 +60,7 @@ pub fn locate<'a>(sources: &'a SourceMap, diags: &'a [Diagnostic]) -> Vec<Locate
                     line: None,
                     column: None,
                     width: 1,
+                    in_dir: false,
                 };
             };
             let (line, column) = file.line_col(span.start);
@@ -72,6 +76,7 @@ pub fn locate<'a>(sources: &'a SourceMap, diags: &'a [Diagnostic]) -> Vec<Locate
                 line: Some(line),
                 column: Some(column),
                 width,
+                in_dir: file.in_dir,
             }
         })
         .collect()
@@ -111,6 +116,7 @@ pub fn human(sources: &SourceMap, diags: &[Diagnostic], prefix: &str, color: boo
         );
         if let (Some(file), Some(line), Some(column)) = (l.file, l.line, l.column) {
             let gutter = " ".repeat(line.to_string().len());
+            let prefix = if l.in_dir { prefix } else { "" };
             let _ = writeln!(
                 out,
                 "{gutter}{} {prefix}{file}:{line}:{column}",
@@ -235,6 +241,7 @@ pub fn github(sources: &SourceMap, diags: &[Diagnostic], prefix: &str) -> String
             gh_escape_prop(&format!("bridgectl {}", l.diag.code.as_str()))
         )];
         if let Some(f) = l.file {
+            let prefix = if l.in_dir { prefix } else { "" };
             props.push(format!("file={}", gh_escape_prop(&format!("{prefix}{f}"))));
         }
         if let Some(line) = l.line {
@@ -283,6 +290,7 @@ pub fn sarif(sources: &SourceMap, diags: &[Diagnostic], prefix: &str) -> Value {
             });
             let mut location = serde_json::Map::new();
             if let Some(f) = l.file {
+                let prefix = if l.in_dir { prefix } else { "" };
                 let mut phys = json!({"artifactLocation": {"uri": format!("{prefix}{f}")}});
                 if let (Some(line), Some(col)) = (l.line, l.column) {
                     phys["region"] = json!({"startLine": line, "startColumn": col});

@@ -206,7 +206,7 @@ impl<'a> Ctx<'a> {
     fn check_static(&mut self) {
         let cfg = &self.loaded.static_cfg;
         let eps = self.entry_points();
-        let mut ports: BTreeMap<u16, String> = BTreeMap::new();
+        let mut ports: BTreeMap<(u16, String), String> = BTreeMap::new();
         for (name, ep) in cfg.entry_points.iter().flatten() {
             let base = format!("/entryPoints/{}", escape(name));
             match &ep.address {
@@ -227,7 +227,9 @@ impl<'a> Ctx<'a> {
                                 let span = self.static_span(&format!("{base}/address"));
                                 self.err(Code::Unsupported, format!("UDP entry point `{name}` is valid Traefik, but not supported by bridgectl"), span, format!("{base}/address"));
                             }
-                            if let Some(other) = ports.insert(port, name.clone()) {
+                            if let Some(other) =
+                                ports.insert((port, proto.to_owned()), name.clone())
+                            {
                                 let span = self.static_span(&format!("{base}/address"));
                                 self.err(Code::InvalidAddress, format!("entry points `{other}` and `{name}` both listen on port {port}"), span, format!("{base}/address"));
                             }

@@ -18,6 +18,9 @@ pub struct SourceFile {
     pub path: PathBuf,
     /// The text that was parsed.
     pub text: String,
+    /// False for files outside the configuration directory (named by `--static`/`--dynamic`):
+    /// their `name` is already the path as given, so renderers must not prefix the directory.
+    pub in_dir: bool,
     line_starts: Vec<usize>,
 }
 
@@ -30,8 +33,15 @@ impl SourceFile {
             name: name.into(),
             path: path.into(),
             text,
+            in_dir: true,
             line_starts,
         }
+    }
+
+    /// Marks the file as living outside the configuration directory.
+    pub fn outside_dir(mut self, outside: bool) -> Self {
+        self.in_dir = !outside;
+        self
     }
 
     /// 1-based line and column (in characters) of a byte offset; offsets past the end clamp to it.

@@ -24,9 +24,28 @@ fn go_template() -> &'static Regex {
     })
 }
 
-/// True when the text contains template markup at all.
+/// True when the text contains template markup outside full-line comments.
 pub fn has_markup(text: &str) -> bool {
-    text.contains("{{") || text.contains("{%")
+    let t = blank_comment_lines(text);
+    t.contains("{{") || t.contains("{%")
+}
+
+/// Replaces every full-line YAML comment with spaces (keeping line breaks, so positions do not
+/// move). Comments mean nothing to YAML, and template-looking text in them (documentation such as
+/// `# Default: "Host(`{{ normalize .Name }}`)"`) must not be rendered or rejected.
+pub fn blank_comment_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with('#') {
+            out.extend(
+                line.chars()
+                    .map(|c| if c == '\n' || c == '\r' { c } else { ' ' }),
+            );
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// Renders `text` with `vars`. Files without markup are returned unchanged.
@@ -38,6 +57,8 @@ pub fn render(
     if !has_markup(text) {
         return Ok(text.to_owned());
     }
+    let blanked = blank_comment_lines(text);
+    let text = blanked.as_str();
     let go: Vec<Diagnostic> = go_template()
         .find_iter(text)
         .map(|m| {
@@ -128,6 +149,16 @@ mod tests {
         assert_eq!(err[0].code, Code::Template);
         assert_eq!(err[0].span.map(|s| s.start), Some(5));
         assert!(err[0].hint.as_deref().unwrap_or("").contains("--var"));
+    }
+
+    #[test]
+    fn markup_in_comments_is_ignored() {
+        let text = "# Default: \"Host(`{{ normalize .Name }}`)\"\na: 1\n";
+        assert!(!has_markup(text));
+        assert_eq!(render(FileId(0), text, &vars(&[])).unwrap(), text);
+        let with_var = "# {{ .X }}\na: {{ v }}\n";
+        let out = render(FileId(0), with_var, &vars(&[("v", "1")])).unwrap();
+        assert_eq!(out, "          \na: 1\n");
     }
 
     #[test]
