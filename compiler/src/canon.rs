@@ -60,8 +60,12 @@ impl Canonical {
 }
 
 /// Escapes one JSON pointer segment.
-pub fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
+pub fn escape(segment: &str) -> std::borrow::Cow<'_, str> {
+    if segment.contains(['~', '/']) {
+        segment.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        segment.into()
+    }
 }
 
 /// Top-level keys of the other configuration kind, to tell "mixed config" from a typo.
@@ -72,8 +76,8 @@ fn other_kind_keys(kind: ConfigKind) -> Vec<&'static str> {
     };
     Cursor::root(schema(other))
         .properties()
-        .into_iter()
-        .map(|(n, _)| n)
+        .iter()
+        .map(|(n, _)| *n)
         .collect()
 }
 
@@ -147,7 +151,7 @@ pub fn canonicalize(
                     ),
                 )
                 .maybe_hint(
-                    did_you_mean(&key.text, cursor.properties().into_iter().map(|(n, _)| n))
+                    did_you_mean(&key.text, cursor.properties().iter().map(|(n, _)| *n))
                         .map(|s| format!("did you mean `{s}`?")),
                 ),
             };
@@ -168,14 +172,10 @@ struct Walker<'a, 'd> {
 
 impl Walker<'_, '_> {
     /// Finds the property a key names: exact first, then case-insensitively (Traefik's rule).
-    fn match_property(
-        &mut self,
-        cursor: &Cursor<'static>,
-        key: &Key,
-    ) -> Option<(&'static str, Cursor<'static>)> {
+    fn match_property(&mut self, cursor: &Cursor, key: &Key) -> Option<(&'static str, Cursor)> {
         let props = cursor.properties();
         if let Some((n, s)) = props.iter().find(|(n, _)| *n == key.text) {
-            return Some((n, Cursor::at(self.root, s)));
+            return Some((n, cursor.child(s)));
         }
         let (n, s) = props
             .iter()
@@ -187,7 +187,7 @@ impl Walker<'_, '_> {
             )
             .at(Some(key.span)),
         );
-        Some((n, Cursor::at(self.root, s)))
+        Some((n, cursor.child(s)))
     }
 
     /// Adds `name: child` to a struct object, applying field-level rules.
@@ -197,7 +197,7 @@ impl Walker<'_, '_> {
         parent: &str,
         key: &Key,
         name: &str,
-        sub: &Cursor<'static>,
+        sub: &Cursor,
         child: &Node,
     ) {
         let pointer = format!("{parent}/{}", escape(name));
@@ -238,7 +238,10 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn report_markers(&mut self, sub: &Cursor<'static>, key: &Key, pointer: &str) {
+    fn report_markers(&mut self, sub: &Cursor, key: &Key, pointer: &str) {
+        if sub.extension("x-bridgectl").is_none() && sub.extension("deprecated").is_none() {
+            return;
+        }
         let what = pointer.trim_start_matches('/').replace('/', ".");
         match sub.extension("x-bridgectl").and_then(Value::as_str) {
             Some("unsupported") => self.diags.push(
@@ -275,7 +278,7 @@ impl Walker<'_, '_> {
     fn walk(
         &mut self,
         node: &Node,
-        cursor: &Cursor<'static>,
+        cursor: &Cursor,
         pointer: &str,
         key: Option<Span>,
         allow_empty: bool,
@@ -294,9 +297,7 @@ impl Walker<'_, '_> {
             NodeKind::Null => None,
             NodeKind::Map(entries) => self.map(node, entries, cursor, pointer, allow_empty),
             NodeKind::Seq(items) => {
-                let item_cursor = cursor
-                    .items()
-                    .unwrap_or_else(|| Cursor::at(self.root, &Value::Bool(true)));
+                let item_cursor = cursor.items().unwrap_or_else(|| Cursor::any(self.root));
                 if !cursor.accepts("array") {
                     return Some(raw_json(node));
                 }
@@ -328,7 +329,7 @@ impl Walker<'_, '_> {
         &mut self,
         node: &Node,
         entries: &[(Key, Node)],
-        cursor: &Cursor<'static>,
+        cursor: &Cursor,
         pointer: &str,
         allow_empty: bool,
     ) -> Option<Value> {
@@ -385,7 +386,7 @@ impl Walker<'_, '_> {
             return Some(Value::Object(obj));
         }
         // A map with free keys (router names, header names, ...): keys keep their case.
-        let values = map_values.unwrap_or_else(|| Cursor::at(self.root, &Value::Bool(true)));
+        let values = map_values.unwrap_or_else(|| Cursor::any(self.root));
         for (key, child) in entries {
             let p = format!("{pointer}/{}", escape(&key.text));
             if obj.contains_key(&key.text) {
@@ -450,7 +451,7 @@ impl Walker<'_, '_> {
 
     /// Converts a scalar to the type the schema wants, as paerser does; otherwise keeps it so the
     /// validator reports the mismatch.
-    fn scalar(&mut self, node: &Node, cursor: &Cursor<'static>, pointer: &str) -> Value {
+    fn scalar(&mut self, node: &Node, cursor: &Cursor, pointer: &str) -> Value {
         let raw = raw_json(node);
         let ty = json_type(&raw);
         if cursor.accepts(ty) {
@@ -559,4 +560,130 @@ pub fn display_path(pointer: &str) -> String {
         .map(|s| s.replace("~1", "/").replace("~0", "~"))
         .collect::<Vec<_>>()
         .join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+
+    fn canon(kind: ConfigKind, text: &str) -> (Canonical, Vec<Diagnostic>) {
+        let node = crate::yaml::parse(FileId(0), text).unwrap();
+        let mut diags = Vec::new();
+        let c = canonicalize(node.as_ref(), kind, &mut diags);
+        (c, diags)
+    }
+
+    #[test]
+    fn keys_match_case_insensitively_and_keep_a_note() {
+        let (c, d) = canon(
+            ConfigKind::Dynamic,
+            "HTTP:\n  services:\n    s:\n      loadbalancer:\n        healthcheck:\n          path: /h\n",
+        );
+        assert!(
+            c.value
+                .pointer("/http/services/s/loadBalancer/healthCheck/path")
+                .is_some(),
+            "{}",
+            c.value
+        );
+        assert!(
+            d.iter()
+                .all(|d| d.code == Code::KeyCase && d.severity == crate::diag::Severity::Note)
+        );
+        assert_eq!(d.len(), 3);
+    }
+
+    #[test]
+    fn scalars_convert_like_traefiks_decoder() {
+        let (c, d) = canon(
+            ConfigKind::Dynamic,
+            "http:\n  routers:\n    r:\n      rule: x\n      service: s\n      priority: \"10\"\n      entryPoints: web,websecure\n  middlewares:\n    m:\n      redirectScheme:\n        scheme: https\n        port: 443\n        permanent: \"true\"\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(
+            c.value.pointer("/http/routers/r/priority"),
+            Some(&Value::from(10))
+        );
+        assert_eq!(
+            c.value.pointer("/http/routers/r/entryPoints"),
+            Some(&serde_json::json!(["web", "websecure"]))
+        );
+        assert_eq!(
+            c.value.pointer("/http/middlewares/m/redirectScheme/port"),
+            Some(&Value::from("443"))
+        );
+        assert_eq!(
+            c.value
+                .pointer("/http/middlewares/m/redirectScheme/permanent"),
+            Some(&Value::Bool(true))
+        );
+    }
+
+    #[test]
+    fn allow_empty_sections_take_true_and_others_reject_empty() {
+        let (c, d) = canon(ConfigKind::Static, "api: true\nping: {}\nlog: false\n");
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(c.value, serde_json::json!({"api": {}, "ping": {}}));
+        let (_, d) = canon(ConfigKind::Dynamic, "http:\n  middlewares: {}\n");
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, Code::EmptyElement);
+    }
+
+    #[test]
+    fn nulls_are_skipped() {
+        let (c, d) = canon(ConfigKind::Static, "api:\n  insecure: ~\nlog:\n");
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(c.value, serde_json::json!({"api": {}}));
+    }
+
+    #[test]
+    fn unknown_keys_get_suggestions_and_top_level_ones_are_warnings() {
+        let (_, d) = canon(
+            ConfigKind::Static,
+            "entryPoints:\n  web:\n    adress: \":80\"\napii: {}\nhttp: {}\n",
+        );
+        let summary: Vec<_> = d
+            .iter()
+            .map(|d| (d.code, d.severity, d.hint.clone()))
+            .collect();
+        assert_eq!(summary[0].0, Code::UnknownKey);
+        assert_eq!(summary[0].1, crate::diag::Severity::Error);
+        assert_eq!(summary[0].2.as_deref(), Some("did you mean `address`?"));
+        assert_eq!(summary[1].0, Code::UnknownTopLevelKey);
+        assert_eq!(summary[1].2.as_deref(), Some("did you mean `api`?"));
+        assert_eq!(summary[2].0, Code::MixedConfig);
+    }
+
+    #[test]
+    fn places_point_at_keys_and_values() {
+        let text = "http:\n  routers:\n    r:\n      rule: x\n      service: s\n";
+        let (c, _) = canon(ConfigKind::Dynamic, text);
+        let key = c.key_span("/http/routers/r/service").unwrap();
+        let value = c.value_span("/http/routers/r/service").unwrap();
+        assert_eq!(&text[key.start..key.start + 7], "service");
+        assert_eq!(&text[value.start..value.start + 1], "s");
+        // Unknown pointers fall back to the nearest known ancestor.
+        assert_eq!(
+            c.value_span("/http/routers/r/nope/deeper"),
+            c.value_span("/http/routers/r")
+        );
+    }
+
+    #[test]
+    fn unsupported_and_ignored_keys_are_named() {
+        let (_, d) = canon(
+            ConfigKind::Dynamic,
+            "tcp:\n  routers: {}\nhttp:\n  routers:\n    r:\n      rule: x\n      service: s\n      observability:\n        metrics: false\n",
+        );
+        let codes: Vec<_> = d.iter().map(|d| (d.code, d.severity)).collect();
+        assert!(
+            codes.contains(&(Code::Unsupported, crate::diag::Severity::Error)),
+            "{d:?}"
+        );
+        assert!(
+            codes.contains(&(Code::Ignored, crate::diag::Severity::Warning)),
+            "{d:?}"
+        );
+    }
 }

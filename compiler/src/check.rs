@@ -216,6 +216,7 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             &mut diags,
         );
         let canon = canonicalize(node.as_ref(), ConfigKind::Dynamic, &mut diags);
+        drop(node); // the tree is large and no longer needed: keeps peak memory down
         let broken = validate::validate(ConfigKind::Dynamic, &canon, &mut diags);
         let model = validate::into_model(&canon, &broken, &mut diags);
         report.loaded.dynamic.push(DynamicFile {

@@ -289,3 +289,35 @@ mod tests {
         assert_eq!(ds.len(), 1);
     }
 }
+
+/// The Markdown reference of every code, as committed in `docs/diagnostics.md`.
+pub fn codes_markdown() -> String {
+    let mut out = String::from(
+        "# Diagnostic codes\n\n\
+         Generated from `compiler/src/diag.rs` (a test fails when this file drifts; regenerate with\n\
+         `BRIDGECTL_UPDATE_DOCS=1 cargo test -p bridgectl diag`). Codes are stable: they appear in the\n\
+         JSON, GitHub and SARIF outputs and never change meaning.\n\n\
+         | code | meaning |\n|---|---|\n",
+    );
+    for c in Code::ALL {
+        out.push_str(&format!("| `{}` | {} |\n", c.as_str(), c.description()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod docs_drift {
+    #[test]
+    fn docs_list_every_code() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/diagnostics.md");
+        let want = super::codes_markdown();
+        if std::env::var_os("BRIDGECTL_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap_or_default(),
+            want,
+            "docs/diagnostics.md is out of date; run BRIDGECTL_UPDATE_DOCS=1 cargo test -p bridgectl diag"
+        );
+    }
+}

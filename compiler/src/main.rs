@@ -192,6 +192,10 @@ fn run_check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
     }
+    // The report can hold hundreds of thousands of small allocations; the process is about to exit
+    // and the OS reclaims memory wholesale, so skip the destructor walk (measurably faster on 10k
+    // routers).
+    std::mem::forget(report);
     Ok(if failed {
         ExitCode::from(1)
     } else {

@@ -121,58 +121,69 @@ pub fn schema_text(kind: ConfigKind) -> String {
 
 /// A view on one place in a schema: the union of every alternative reachable through `$ref`,
 /// `anyOf`, `oneOf` and `allOf`, which is what "the keys allowed here" means for Traefik's model.
+///
+/// Views are computed once per schema node and cached (per thread): the canonicaliser asks for the
+/// same few hundred nodes hundreds of thousands of times on a large configuration.
 #[derive(Debug, Clone)]
-pub struct Cursor<'a> {
-    root: &'a Value,
-    parts: Vec<&'a Map<String, Value>>,
+pub struct Cursor {
+    root: &'static Value,
+    info: std::rc::Rc<Info>,
 }
 
-impl<'a> Cursor<'a> {
+#[derive(Debug)]
+struct Info {
+    parts: Vec<&'static Map<String, Value>>,
+    types: Option<Vec<&'static str>>,
+    props: Vec<(&'static str, &'static Value)>,
+    map_values: Option<&'static Value>,
+    items: Option<&'static Value>,
+    closed: bool,
+    duration: bool,
+}
+
+thread_local! {
+    static CACHE: std::cell::RefCell<std::collections::HashMap<usize, std::rc::Rc<Info>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+static ANY: Value = Value::Bool(true);
+
+impl Cursor {
     /// The cursor at the root of a schema.
-    pub fn root(root: &'a Value) -> Self {
+    pub fn root(root: &'static Value) -> Self {
         Self::at(root, root)
     }
 
+    /// A cursor that accepts anything.
+    pub fn any(root: &'static Value) -> Self {
+        Self::at(root, &ANY)
+    }
+
     /// The cursor at a subschema of `root`.
-    pub fn at(root: &'a Value, schema: &'a Value) -> Self {
-        let mut parts = Vec::new();
-        collect(root, schema, &mut parts, 0);
-        Self { root, parts }
+    pub fn at(root: &'static Value, schema: &'static Value) -> Self {
+        let key = schema as *const Value as usize;
+        let info = CACHE.with(|c| c.borrow().get(&key).cloned());
+        let info = info.unwrap_or_else(|| {
+            let info = std::rc::Rc::new(Info::compute(root, schema));
+            CACHE.with(|c| c.borrow_mut().insert(key, info.clone()));
+            info
+        });
+        Self { root, info }
     }
 
     /// True when the schema accepts anything (no constraints known).
     pub fn is_open(&self) -> bool {
-        self.parts.is_empty() || self.types().is_none() && self.properties().is_empty()
+        self.info.parts.is_empty() || self.info.types.is_none() && self.info.props.is_empty()
     }
 
     /// Declared JSON types, or `None` when unconstrained.
-    pub fn types(&self) -> Option<Vec<&'a str>> {
-        let mut out = Vec::new();
-        let mut any_typed = false;
-        for p in &self.parts {
-            match p.get("type") {
-                Some(Value::String(t)) => {
-                    any_typed = true;
-                    out.push(t.as_str());
-                }
-                Some(Value::Array(ts)) => {
-                    any_typed = true;
-                    out.extend(ts.iter().filter_map(Value::as_str));
-                }
-                _ => {
-                    if p.contains_key("properties") || p.contains_key("additionalProperties") {
-                        any_typed = true;
-                        out.push("object");
-                    }
-                }
-            }
-        }
-        any_typed.then_some(out)
+    pub fn types(&self) -> Option<&[&'static str]> {
+        self.info.types.as_deref()
     }
 
     /// True when the schema accepts the JSON type (`"integer"` is accepted by `"number"` too).
     pub fn accepts(&self, ty: &str) -> bool {
-        match self.types() {
+        match &self.info.types {
             None => true,
             Some(ts) => ts
                 .iter()
@@ -181,65 +192,107 @@ impl<'a> Cursor<'a> {
     }
 
     /// Named properties (struct fields): `(name, subschema)`.
-    pub fn properties(&self) -> Vec<(&'a str, &'a Value)> {
-        let mut out: Vec<(&'a str, &'a Value)> = Vec::new();
-        for p in &self.parts {
-            if let Some(Value::Object(props)) = p.get("properties") {
-                for (k, v) in props {
-                    if !out.iter().any(|(n, _)| *n == k.as_str()) {
-                        out.push((k.as_str(), v));
-                    }
-                }
-            }
-        }
-        out
+    pub fn properties(&self) -> &[(&'static str, &'static Value)] {
+        &self.info.props
     }
 
     /// The schema of map values, when this is a map (`additionalProperties` is a schema).
-    pub fn map_values(&self) -> Option<Cursor<'a>> {
-        self.parts
-            .iter()
-            .find_map(|p| match p.get("additionalProperties") {
-                Some(v @ Value::Object(_)) => Some(Cursor::at(self.root, v)),
-                _ => None,
-            })
+    pub fn map_values(&self) -> Option<Cursor> {
+        self.info.map_values.map(|v| Cursor::at(self.root, v))
     }
 
     /// True when unknown keys are rejected here.
     pub fn is_closed(&self) -> bool {
-        self.parts
-            .iter()
-            .any(|p| p.get("additionalProperties") == Some(&Value::Bool(false)))
+        self.info.closed
     }
 
     /// The schema of list items.
-    pub fn items(&self) -> Option<Cursor<'a>> {
-        self.parts
-            .iter()
-            .find_map(|p| p.get("items").map(|v| Cursor::at(self.root, v)))
+    pub fn items(&self) -> Option<Cursor> {
+        self.info.items.map(|v| Cursor::at(self.root, v))
     }
 
     /// A schema extension or annotation on any alternative (`x-allow-empty`, `deprecated`, ...).
-    pub fn extension(&self, name: &str) -> Option<&'a Value> {
-        self.parts.iter().find_map(|p| p.get(name))
+    pub fn extension(&self, name: &str) -> Option<&'static Value> {
+        self.info.parts.iter().find_map(|p| p.get(name))
     }
 
     /// True when this place is a [`crate::model::Duration`].
     pub fn is_duration(&self) -> bool {
-        self.parts.iter().any(|p| {
+        self.info.duration
+    }
+
+    /// Descends into a property by its exact name.
+    pub fn property(&self, name: &str) -> Option<Cursor> {
+        self.info
+            .props
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| Cursor::at(self.root, v))
+    }
+
+    /// Descends into a subschema of this schema's document.
+    pub fn child(&self, schema: &'static Value) -> Cursor {
+        Cursor::at(self.root, schema)
+    }
+}
+
+impl Info {
+    fn compute(root: &'static Value, schema: &'static Value) -> Self {
+        let mut parts = Vec::new();
+        collect(root, schema, &mut parts, 0);
+        let mut types = Vec::new();
+        let mut any_typed = false;
+        let mut props: Vec<(&'static str, &'static Value)> = Vec::new();
+        for p in &parts {
+            match p.get("type") {
+                Some(Value::String(t)) => {
+                    any_typed = true;
+                    types.push(t.as_str());
+                }
+                Some(Value::Array(ts)) => {
+                    any_typed = true;
+                    types.extend(ts.iter().filter_map(Value::as_str));
+                }
+                _ => {
+                    if p.contains_key("properties") || p.contains_key("additionalProperties") {
+                        any_typed = true;
+                        types.push("object");
+                    }
+                }
+            }
+            if let Some(Value::Object(ps)) = p.get("properties") {
+                for (k, v) in ps {
+                    if !props.iter().any(|(n, _)| *n == k.as_str()) {
+                        props.push((k.as_str(), v));
+                    }
+                }
+            }
+        }
+        let map_values = parts
+            .iter()
+            .find_map(|p| match p.get("additionalProperties") {
+                Some(v @ Value::Object(_)) => Some(v),
+                _ => None,
+            });
+        let closed = parts
+            .iter()
+            .any(|p| p.get("additionalProperties") == Some(&Value::Bool(false)));
+        let items = parts.iter().find_map(|p| p.get("items"));
+        let duration = parts.iter().any(|p| {
             p.get("description")
                 .and_then(Value::as_str)
                 .is_some_and(|d| d.starts_with("A Go duration"))
                 && p.contains_key("anyOf")
-        })
-    }
-
-    /// Descends into a property by its exact name.
-    pub fn property(&self, name: &str) -> Option<Cursor<'a>> {
-        self.properties()
-            .into_iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| Cursor::at(self.root, v))
+        });
+        Self {
+            parts,
+            types: any_typed.then_some(types),
+            props,
+            map_values,
+            items,
+            closed,
+            duration,
+        }
     }
 }
 

@@ -135,6 +135,16 @@ pub fn into_model<T: DeserializeOwned + Default>(
     broken: &BTreeSet<String>,
     diags: &mut Vec<Diagnostic>,
 ) -> T {
+    if broken.is_empty() {
+        // The common case: deserialize straight from the canonical value, no copy.
+        return T::deserialize(&canon.value).unwrap_or_else(|e| {
+            diags.push(Diagnostic::error(
+                Code::Internal,
+                format!("the configuration passed the schema but not the model: {e}"),
+            ));
+            T::default()
+        });
+    }
     let mut value = canon.value.clone();
     // Deepest first, so array indices of shallower pointers stay valid.
     let mut ordered: Vec<&String> = broken.iter().collect();

@@ -1,25 +1,20 @@
 //! YAML text → a tree of [`Node`]s that remember where they came from.
 //!
-//! serde-saphyr does the parsing (duplicate keys are errors, aliases and nesting are budgeted, merge
-//! keys are expanded); this module turns its output into a small owned tree with byte spans, which the
-//! canonicaliser walks alongside the JSON Schema. Scalars are typed like Go's yaml.v3 (YAML 1.2 core
+//! granit-parser (the maintained YAML 1.2 event parser behind serde-saphyr) produces events with byte
+//! positions; this module folds them into a small owned tree iteratively — no recursion, so no input
+//! can exhaust the stack — while enforcing what Traefik's yaml.v3 enforces (duplicate keys are errors,
+//! `<<` merge keys expand) plus budgets against hostile input: nesting depth, node count, alias
+//! expansion, file size, one document per file. Scalars are typed like yaml.v3 (YAML 1.2 core
 //! schema: `yes` stays a string), because that is what Traefik sees.
-
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_saphyr::{Location, Spanned};
 
 use crate::diag::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 
 /// Largest file bridgectl reads. A generated configuration of 10,000 routers and services is about
-/// 2 MB, so this leaves room while keeping a stray log file or disk image from being parsed.
+/// 4 MB, so this leaves room while keeping a stray log file or disk image from being parsed.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 /// Deepest nesting accepted; Traefik's deepest real path is about 8 levels.
 pub const MAX_DEPTH: usize = 48;
-/// Stack for the parsing thread: serde's recursive descent needs tens of KiB per level in debug builds.
-const PARSE_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 /// A YAML value with its position.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,126 +70,239 @@ impl NodeKind {
     }
 }
 
-// ---- raw deserialization target ------------------------------------------------------------------
+// ---- event-driven tree builder --------------------------------------------------------------------
 
-enum Raw {
-    Null,
-    Bool(bool),
-    Int(i64),
-    UInt(u64),
-    Float(f64),
-    Str(String),
-    Seq(Vec<Spanned<Raw>>),
-    Map(Vec<(Spanned<RawKey>, Spanned<Raw>)>),
+/// Most nodes a document may produce, aliases included (a 10,000-router configuration has ~300,000).
+pub const MAX_NODES: usize = 3_000_000;
+/// Most nodes that alias expansion may copy (guards against "billion laughs").
+pub const MAX_ALIAS_NODES: usize = 200_000;
+
+enum Frame {
+    Seq {
+        span: Span,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        span: Span,
+        anchor: usize,
+        entries: Vec<(Key, Node)>,
+        pending: Option<Key>,
+    },
 }
 
-struct RawKey(String);
+struct Builder<'t> {
+    file: FileId,
+    text: &'t str,
+    stack: Vec<Frame>,
+    anchors: std::collections::HashMap<usize, Node>,
+    root: Option<Node>,
+    documents: usize,
+    nodes: usize,
+    alias_nodes: usize,
+}
 
-impl<'de> Deserialize<'de> for Raw {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(RawVisitor)
+fn count(node: &Node) -> usize {
+    match &node.kind {
+        NodeKind::Seq(items) => 1 + items.iter().map(count).sum::<usize>(),
+        NodeKind::Map(entries) => 1 + entries.iter().map(|(_, v)| 1 + count(v)).sum::<usize>(),
+        _ => 1,
     }
 }
 
-struct RawVisitor;
+impl Builder<'_> {
+    fn span_of(&self, marker: &granit_parser::Marker) -> Span {
+        let off = marker.byte_offset().unwrap_or(0).min(self.text.len());
+        Span::new(self.file, off, off)
+    }
 
-impl<'de> Visitor<'de> for RawVisitor {
-    type Value = Raw;
+    fn limit(&self, span: Span, message: String, hint: &str) -> Diagnostic {
+        Diagnostic::error(Code::YamlLimit, message)
+            .at(Some(span))
+            .hint(hint)
+    }
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Raw, E> {
-        Ok(Raw::Null)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Raw, E> {
-        Ok(Raw::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
-        Raw::deserialize(d)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Raw, E> {
-        Ok(Raw::Bool(v))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Raw, E> {
-        Ok(Raw::Int(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw, E> {
-        Ok(i64::try_from(v).map_or(Raw::UInt(v), Raw::Int))
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Raw, E> {
-        Ok(Raw::Str(v.to_string()))
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Raw, E> {
-        Ok(Raw::Str(v.to_string()))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Raw, E> {
-        Ok(Raw::Float(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Raw, E> {
-        Ok(Raw::Str(v.to_owned()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Raw, E> {
-        Ok(Raw::Str(v))
-    }
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Raw, E> {
-        Ok(Raw::Str(String::from_utf8_lossy(v).into_owned()))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Spanned<Raw>>()? {
-            items.push(item);
+    /// Adds a finished node to its parent (or makes it the document root).
+    fn push(&mut self, node: Node) -> Result<(), Diagnostic> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(self.limit(
+                node.span,
+                format!("the document has more than {MAX_NODES} nodes"),
+                "split the configuration into several files of a providers.file directory",
+            ));
         }
-        Ok(Raw::Seq(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<Spanned<RawKey>>()? {
-            let value = map.next_value::<Spanned<Raw>>()?;
-            entries.push((key, value));
+        match self.stack.last_mut() {
+            None => {
+                self.root = Some(node);
+                Ok(())
+            }
+            Some(Frame::Seq { items, .. }) => {
+                items.push(node);
+                Ok(())
+            }
+            Some(Frame::Map {
+                entries, pending, ..
+            }) => match pending.take() {
+                Some(key) => {
+                    entries.push((key, node));
+                    Ok(())
+                }
+                None => {
+                    let text = match node.kind {
+                        NodeKind::Null => "null".to_owned(),
+                        NodeKind::Bool(b) => b.to_string(),
+                        NodeKind::Int(i) => i.to_string(),
+                        NodeKind::UInt(u) => u.to_string(),
+                        NodeKind::Float(f) => f.to_string(),
+                        NodeKind::Str(s) => s,
+                        NodeKind::Seq(_) | NodeKind::Map(_) => {
+                            return Err(Diagnostic::error(
+                                Code::YamlSyntax,
+                                "a mapping key must be a plain value, not a list or a mapping",
+                            )
+                            .at(Some(node.span)));
+                        }
+                    };
+                    *pending = Some(Key {
+                        text,
+                        span: node.span,
+                    });
+                    Ok(())
+                }
+            },
         }
-        Ok(Raw::Map(entries))
+    }
+
+    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), Diagnostic> {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        self.push(node)
     }
 }
 
-impl<'de> Deserialize<'de> for RawKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawKey;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a scalar mapping key")
+/// Builds a mapping: `<<` merge keys are expanded (explicit keys win, as in yaml.v3) and duplicate
+/// keys are errors.
+fn close_map(span: Span, entries: Vec<(Key, Node)>) -> Result<Node, Diagnostic> {
+    let mut own: Vec<(Key, Node)> = Vec::with_capacity(entries.len());
+    let mut seen: std::collections::HashSet<String> =
+        std::collections::HashSet::with_capacity(entries.len());
+    let mut merged: Vec<(Key, Node)> = Vec::new();
+    for (key, value) in entries {
+        if key.text == "<<" {
+            let sources = match value.kind {
+                NodeKind::Map(m) => vec![m],
+                NodeKind::Seq(items) => items
+                    .into_iter()
+                    .map(|i| match i.kind {
+                        NodeKind::Map(m) => Ok(m),
+                        _ => Err(Diagnostic::error(
+                            Code::YamlSyntax,
+                            "a `<<` merge list may only hold mappings",
+                        )
+                        .at(Some(i.span))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                _ => {
+                    return Err(Diagnostic::error(
+                        Code::YamlSyntax,
+                        "a `<<` merge value must be a mapping or a list of mappings",
+                    )
+                    .at(Some(value.span)));
+                }
+            };
+            let mut merged_keys: std::collections::HashSet<String> =
+                merged.iter().map(|(k, _)| k.text.clone()).collect();
+            for m in sources {
+                for (k, v) in m {
+                    if merged_keys.insert(k.text.clone()) {
+                        merged.push((k, v));
+                    }
+                }
             }
-            fn visit_unit<E: de::Error>(self) -> Result<RawKey, E> {
-                Ok(RawKey("null".into()))
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawKey, E> {
-                Ok(RawKey(v.to_string()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawKey, E> {
-                Ok(RawKey(v.to_string()))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawKey, E> {
-                Ok(RawKey(v.to_string()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawKey, E> {
-                Ok(RawKey(v.to_string()))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawKey, E> {
-                Ok(RawKey(v.to_owned()))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<RawKey, E> {
-                Ok(RawKey(v))
-            }
+            continue;
         }
-        d.deserialize_any(V)
+        if !seen.insert(key.text.clone()) {
+            return Err(Diagnostic::error(
+                Code::YamlDuplicateKey,
+                format!("duplicate key `{}`", key.text),
+            )
+            .at(Some(key.span))
+            .hint(
+                "Traefik (yaml.v3) rejects the whole file when a mapping repeats a key; keep one",
+            ));
+        }
+        own.push((key, value));
     }
+    for (k, v) in merged {
+        if seen.insert(k.text.clone()) {
+            own.push((k, v));
+        }
+    }
+    Ok(Node {
+        kind: NodeKind::Map(own),
+        span,
+    })
 }
 
-// ---- public API ----------------------------------------------------------------------------------
+/// Resolves a scalar like Go's yaml.v3 (YAML 1.2 core schema): only plain scalars are typed.
+fn resolve_scalar(value: &str, plain: bool, tag: Option<&str>) -> NodeKind {
+    match tag {
+        Some("str") => return NodeKind::Str(value.to_owned()),
+        Some("null") => return NodeKind::Null,
+        Some("bool" | "int" | "float") => {}
+        _ if !plain => return NodeKind::Str(value.to_owned()),
+        _ => {}
+    }
+    match value {
+        "" | "~" | "null" | "Null" | "NULL" => return NodeKind::Null,
+        "true" | "True" | "TRUE" => return NodeKind::Bool(true),
+        "false" | "False" | "FALSE" => return NodeKind::Bool(false),
+        _ => {}
+    }
+    let bytes = value.as_bytes();
+    let unsigned = value.strip_prefix(['+', '-']).unwrap_or(value);
+    let negative = value.starts_with('-');
+    if !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit()) {
+        // A leading zero makes it a string (as bridgectl's Traefik check did before: "017" is not 15).
+        if unsigned.len() > 1 && unsigned.starts_with('0') {
+            return NodeKind::Str(value.to_owned());
+        }
+        if let Ok(i) = value.parse::<i64>() {
+            return NodeKind::Int(i);
+        }
+        if let Ok(u) = value.parse::<u64>() {
+            return NodeKind::UInt(u);
+        }
+        return NodeKind::Str(value.to_owned());
+    }
+    for (prefix, radix) in [("0x", 16), ("0o", 8)] {
+        if let Some(digits) = unsigned.strip_prefix(prefix)
+            && !digits.is_empty()
+            && let Ok(i) = i64::from_str_radix(digits, radix)
+        {
+            return NodeKind::Int(if negative { -i } else { i });
+        }
+    }
+    let is_float = !bytes.is_empty()
+        && unsigned.bytes().any(|b| b.is_ascii_digit())
+        && unsigned
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        && unsigned
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_digit() || b == b'.');
+    if is_float && let Ok(f) = value.parse::<f64>() {
+        return NodeKind::Float(f);
+    }
+    NodeKind::Str(value.to_owned())
+}
 
 /// Parses one YAML document. An empty document gives `Ok(None)`.
 pub fn parse(file: FileId, text: &str) -> Result<Option<Node>, Diagnostic> {
+    use granit_parser::{Event, Parser, ScalarStyle};
     if text.len() > MAX_FILE_BYTES {
         return Err(Diagnostic::error(
             Code::FileTooLarge,
@@ -211,171 +319,130 @@ pub fn parse(file: FileId, text: &str) -> Result<Option<Node>, Diagnostic> {
         )
         .at(Some(Span::new(file, pos, pos + 1))));
     }
-    if let Some(d) = depth_guard(file, text) {
-        return Err(d);
-    }
-    let owned = text.to_owned();
-    let worker = std::thread::Builder::new()
-        .name("yaml-parse".into())
-        .stack_size(PARSE_STACK_BYTES)
-        .spawn(move || parse_on_big_stack(file, &owned));
-    match worker.map(|h| h.join()) {
-        Ok(Ok(result)) => result,
-        _ => Err(Diagnostic::error(
-            Code::Internal,
-            "the YAML parser thread failed",
-        )),
-    }
-}
-
-/// Rejects documents nested deeper than [`MAX_DEPTH`] with a cheap event scan, before the recursive
-/// deserializer could exhaust the stack. Syntax errors are left to the real parse, which words them better.
-fn depth_guard(file: FileId, text: &str) -> Option<Diagnostic> {
-    use serde_saphyr::granit_parser::{Event, Parser};
-    let mut depth = 0usize;
+    let mut b = Builder {
+        file,
+        text,
+        stack: Vec::new(),
+        anchors: std::collections::HashMap::new(),
+        root: None,
+        documents: 0,
+        nodes: 0,
+        alias_nodes: 0,
+    };
     for item in Parser::new_from_str(text) {
-        let Ok((event, span)) = item else { return None };
+        let (event, span) = match item {
+            Ok(ev) => ev,
+            Err(e) => {
+                let at = b.span_of(e.marker());
+                let info = e.info();
+                let hint = info
+                    .contains("tab")
+                    .then(|| "YAML indentation must use spaces, not tabs".to_owned());
+                return Err(Diagnostic::error(Code::YamlSyntax, info)
+                    .at(Some(at))
+                    .maybe_hint(hint));
+            }
+        };
+        let here = b.span_of(&span.start);
         match event {
-            Event::SequenceStart(..) | Event::MappingStart(..) => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    let off = span.start.byte_offset().unwrap_or(0).min(text.len());
-                    return Some(
-                        Diagnostic::error(
-                            Code::YamlLimit,
-                            format!("nesting deeper than {MAX_DEPTH} levels"),
-                        )
-                        .at(Some(Span::new(file, off, off)))
-                        .hint("Traefik configuration is never nested this deep; the file is probably generated wrongly"),
-                    );
+            Event::DocumentStart(..) => {
+                b.documents += 1;
+                if b.documents > 1 {
+                    return Err(Diagnostic::error(
+                        Code::YamlLimit,
+                        "the file holds more than one YAML document (`---`); Traefik reads only the first and silently ignores the rest",
+                    )
+                    .at(Some(here))
+                    .hint("split the documents into separate files of a providers.file directory"));
                 }
             }
-            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            Event::Scalar(value, style, anchor, tag) => {
+                let tag = tag
+                    .as_ref()
+                    .filter(|t| t.handle() == "tag:yaml.org,2002:")
+                    .map(|t| t.suffix().to_owned());
+                let kind = resolve_scalar(&value, style == ScalarStyle::Plain, tag.as_deref());
+                let end = span.end.byte_offset().unwrap_or(here.start).min(text.len());
+                b.finish(
+                    Node {
+                        kind,
+                        span: Span::new(file, here.start, end),
+                    },
+                    anchor,
+                )?;
+            }
+            Event::SequenceStart(_, anchor, _) | Event::MappingStart(_, anchor, _) => {
+                if b.stack.len() >= MAX_DEPTH {
+                    return Err(b.limit(
+                        here,
+                        format!("nesting deeper than {MAX_DEPTH} levels"),
+                        "Traefik configuration is never nested this deep; the file is probably generated wrongly",
+                    ));
+                }
+                let frame = if matches!(event, Event::SequenceStart(..)) {
+                    Frame::Seq {
+                        span: here,
+                        anchor,
+                        items: Vec::new(),
+                    }
+                } else {
+                    Frame::Map {
+                        span: here,
+                        anchor,
+                        entries: Vec::new(),
+                        pending: None,
+                    }
+                };
+                b.stack.push(frame);
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (node, anchor) = match b.stack.pop() {
+                    Some(Frame::Seq {
+                        span,
+                        anchor,
+                        items,
+                    }) => (
+                        Node {
+                            kind: NodeKind::Seq(items),
+                            span,
+                        },
+                        anchor,
+                    ),
+                    Some(Frame::Map {
+                        span,
+                        anchor,
+                        entries,
+                        ..
+                    }) => (close_map(span, entries)?, anchor),
+                    None => {
+                        return Err(Diagnostic::error(Code::Internal, "unbalanced YAML events")
+                            .at(Some(here)));
+                    }
+                };
+                b.finish(node, anchor)?;
+            }
+            Event::Alias(id) => {
+                let Some(node) = b.anchors.get(&id).cloned() else {
+                    return Err(
+                        Diagnostic::error(Code::YamlSyntax, "alias to an unknown anchor")
+                            .at(Some(here)),
+                    );
+                };
+                b.alias_nodes += count(&node);
+                if b.alias_nodes > MAX_ALIAS_NODES {
+                    return Err(b.limit(
+                        here,
+                        "aliases expand beyond the safety budget (an alias bomb?)".into(),
+                        "bridgectl limits alias expansion to protect CI; real Traefik configurations are far below it",
+                    ));
+                }
+                let node = Node { span: here, ..node };
+                b.push(node)?;
+            }
             _ => {}
         }
     }
-    None
-}
-
-fn parse_on_big_stack(file: FileId, text: &str) -> Result<Option<Node>, Diagnostic> {
-    let options = serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_depth: MAX_DEPTH + 16,
-            max_nodes: 5_000_000,
-            max_events: 20_000_000,
-            max_documents: 1,
-        },
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
-        strict_booleans: true,
-        leading_zero_numbers_as_strings: true,
-        underscored_numbers_as_strings: true,
-        with_snippet: false,
-    };
-    let raw: Option<Spanned<Raw>> = match serde_saphyr::from_str_with_options(text, options) {
-        Ok(v) => v,
-        Err(e) => return Err(convert_error(file, text, &e)),
-    };
-    Ok(raw.map(|r| to_node(file, text, r)))
-}
-
-fn location_span(file: FileId, text: &str, loc: &Location) -> Span {
-    let sp = loc.span();
-    match (sp.byte_offset(), sp.byte_len()) {
-        (Some(off), Some(len)) => {
-            let start = usize::try_from(off).unwrap_or(usize::MAX).min(text.len());
-            let end = start.saturating_add(usize::try_from(len).unwrap_or(0));
-            Span::new(file, start, end.min(text.len()))
-        }
-        _ => {
-            let sf = crate::source::SourceFile::new("", "", text.to_owned());
-            let line = usize::try_from(loc.line()).unwrap_or(1).max(1);
-            let col = usize::try_from(loc.column()).unwrap_or(1).max(1);
-            let off = sf.offset_of(line, col);
-            Span::new(file, off, off)
-        }
-    }
-}
-
-fn to_node(file: FileId, text: &str, raw: Spanned<Raw>) -> Node {
-    let span = location_span(file, text, &raw.referenced);
-    let kind = match raw.value {
-        Raw::Null => NodeKind::Null,
-        Raw::Bool(b) => NodeKind::Bool(b),
-        Raw::Int(i) => NodeKind::Int(i),
-        Raw::UInt(u) => NodeKind::UInt(u),
-        Raw::Float(f) => NodeKind::Float(f),
-        Raw::Str(s) => NodeKind::Str(s),
-        Raw::Seq(items) => {
-            NodeKind::Seq(items.into_iter().map(|i| to_node(file, text, i)).collect())
-        }
-        Raw::Map(entries) => NodeKind::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| {
-                    let key = Key {
-                        span: location_span(file, text, &k.referenced),
-                        text: k.value.0,
-                    };
-                    (key, to_node(file, text, v))
-                })
-                .collect(),
-        ),
-    };
-    Node { kind, span }
-}
-
-fn convert_error(file: FileId, text: &str, err: &serde_saphyr::Error) -> Diagnostic {
-    use serde_saphyr::Error as E;
-    let mut inner = err;
-    while let E::AliasError { error, .. } | E::WithSnippet { error, .. } = inner {
-        inner = error;
-    }
-    let code = match inner {
-        E::DuplicateMappingKey { .. } => Code::YamlDuplicateKey,
-        E::Budget { .. }
-        | E::AliasReplayLimitExceeded { .. }
-        | E::AliasExpansionLimitExceeded { .. }
-        | E::AliasReplayStackDepthExceeded { .. }
-        | E::AliasReplayCounterOverflow { .. } => Code::YamlLimit,
-        _ => Code::YamlSyntax,
-    };
-    let mut message = match inner {
-        E::DuplicateMappingKey { key: Some(k), .. } => format!("duplicate key `{k}`"),
-        E::DuplicateMappingKey { key: None, .. } => "duplicate key".to_owned(),
-        E::Budget { breach, .. } => {
-            let name = format!("{breach:?}");
-            if name.starts_with("Documents") {
-                "the file holds more than one YAML document (`---`); Traefik reads only the first and silently ignores the rest".to_owned()
-            } else if name.starts_with("Depth") {
-                format!("nesting deeper than {MAX_DEPTH} levels")
-            } else if name.contains("Anchor") || name.contains("Alias") {
-                "aliases expand beyond the safety budget (an alias bomb?)".to_owned()
-            } else {
-                format!(
-                    "the YAML exceeds a safety budget ({})",
-                    name.split([' ', '{']).next().unwrap_or("size")
-                )
-            }
-        }
-        _ => inner.to_string(),
-    };
-    // The library appends its own position; ours is rendered separately.
-    if let Some(idx) = message.find(" at line ") {
-        message.truncate(idx);
-    }
-    let hint = match code {
-        Code::YamlDuplicateKey => Some(
-            "Traefik (yaml.v3) rejects the whole file when a mapping repeats a key; keep one"
-                .into(),
-        ),
-        Code::YamlLimit => Some(format!(
-            "bridgectl limits nesting to {MAX_DEPTH} levels and alias expansion to protect CI; real Traefik configurations are far below these"
-        )),
-        _ if message.contains("tab") => Some("YAML indentation must use spaces, not tabs".into()),
-        _ => None,
-    };
-    let span = err.location().map(|loc| location_span(file, text, &loc));
-    Diagnostic::error(code, message).at(span).maybe_hint(hint)
+    Ok(b.root)
 }
 
 #[cfg(test)]
@@ -469,5 +536,81 @@ mod tests {
     fn empty_documents_are_none() {
         assert_eq!(p("").unwrap(), None);
         assert_eq!(p("# only a comment\n").unwrap(), None);
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Option<Node>, Diagnostic> {
+        parse(FileId(0), text)
+    }
+
+    fn keys(node: &Node) -> Vec<(String, NodeKind)> {
+        let NodeKind::Map(m) = &node.kind else {
+            panic!("not a map")
+        };
+        m.iter()
+            .map(|(k, v)| (k.text.clone(), v.kind.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn merge_keys_expand_and_explicit_keys_win() {
+        let node = p("base: &b {a: 1, c: 2}\nx:\n  <<: *b\n  c: 3\n")
+            .unwrap()
+            .unwrap();
+        let NodeKind::Map(top) = &node.kind else {
+            panic!()
+        };
+        assert_eq!(
+            keys(&top[1].1),
+            vec![
+                ("c".into(), NodeKind::Int(3)),
+                ("a".into(), NodeKind::Int(1))
+            ]
+        );
+    }
+
+    #[test]
+    fn aliases_copy_the_anchored_value() {
+        let node = p("a: &x [1, 2]\nb: *x\n").unwrap().unwrap();
+        let k = keys(&node);
+        assert_eq!(k[0].1, k[1].1);
+    }
+
+    #[test]
+    fn scalars_with_tags_and_styles() {
+        let node = p("a: !!str 10\nb: '10'\nc: 0x1F\nd: -3\ne: 1e3\nf: .5\ng: 12abc\nh: NULL\n")
+            .unwrap()
+            .unwrap();
+        let k: Vec<NodeKind> = keys(&node).into_iter().map(|(_, v)| v).collect();
+        assert_eq!(
+            k,
+            vec![
+                NodeKind::Str("10".into()),
+                NodeKind::Str("10".into()),
+                NodeKind::Int(31),
+                NodeKind::Int(-3),
+                NodeKind::Float(1000.0),
+                NodeKind::Float(0.5),
+                NodeKind::Str("12abc".into()),
+                NodeKind::Null,
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_are_located() {
+        let e = p("a: 1\nb: [1, 2\n").unwrap_err();
+        assert_eq!(e.code, Code::YamlSyntax);
+        assert!(e.span.is_some_and(|s| s.start > 5), "{e:?}");
+        let e = p("a:\n\tb: 1\n").unwrap_err();
+        assert_eq!(e.code, Code::YamlSyntax);
+        let e = p("a: *nope\n").unwrap_err();
+        assert_eq!(e.code, Code::YamlSyntax);
+        let e = p("[a]: 1\n").unwrap_err();
+        assert_eq!(e.code, Code::YamlSyntax);
     }
 }
