@@ -26,8 +26,12 @@ pub struct CheckOptions {
     pub static_file: Option<PathBuf>,
     /// Overrides `providers.file`: a file or a directory of dynamic configuration.
     pub dynamic: Option<PathBuf>,
-    /// Values for `{{ name }}` in dynamic files.
+    /// Values for `{{ name }}` in dynamic files and profiles.
     pub vars: BTreeMap<String, String>,
+    /// The deployment profile to apply (overlay, transforms, policy), if any.
+    pub profile: Option<crate::profile::ProfileSelector>,
+    /// "Now" for certificate expiry checks, in Unix seconds; `None` reads the clock.
+    pub now_unix: Option<i64>,
 }
 
 /// Problems that stop a run before any configuration is read (exit code 2).
@@ -47,6 +51,9 @@ pub enum CheckError {
         /// The directory.
         dir: PathBuf,
     },
+    /// The profile could not be read.
+    #[error(transparent)]
+    Profile(#[from] crate::profile::ProfileError),
     /// A file named on the command line could not be read.
     #[error("cannot read {path}: {source}")]
     Io {
@@ -79,8 +86,10 @@ pub struct Loaded {
     pub static_canon: Canonical,
     /// Typed static configuration.
     pub static_cfg: StaticConfig,
-    /// Dynamic files in Traefik's reading order.
+    /// Dynamic files in Traefik's reading order (the profile's overlay last).
     pub dynamic: Vec<DynamicFile>,
+    /// The applied profile.
+    pub profile: Option<crate::profile::Profile>,
 }
 
 /// The result of a run.
@@ -160,6 +169,11 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
     let mut diags: Vec<Diagnostic> = Vec::new();
     report.loaded.dir = dir.clone();
 
+    if let Some(sel) = &opts.profile {
+        report.loaded.profile =
+            crate::profile::load(sel, &opts.vars, &mut report.sources, &mut diags)?;
+    }
+
     if let Some(path) = &static_path {
         let name = display_name(&dir, path);
         let text = read_text(path).map_err(|source| CheckError::Io {
@@ -175,7 +189,10 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             None,
             &mut diags,
         );
-        let canon = canonicalize(node.as_ref(), ConfigKind::Static, &mut diags);
+        let mut canon = canonicalize(node.as_ref(), ConfigKind::Static, &mut diags);
+        if let Some(p) = &report.loaded.profile {
+            crate::profile::merge_static(&mut canon, &p.static_overlay);
+        }
         let broken = validate::validate(ConfigKind::Static, &canon, &mut diags);
         report.loaded.static_cfg = validate::into_model(&canon, &broken, &mut diags);
         report.loaded.static_canon = canon;
@@ -226,7 +243,19 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
         });
     }
 
+    if let Some(p) = report.loaded.profile.clone() {
+        report.loaded.dynamic.push(p.dynamic.clone());
+        crate::policy::apply_transforms(&mut report.loaded, &p);
+    }
     semantic::check(&report.loaded, &report.sources, &mut diags);
+    if let Some(p) = &report.loaded.profile {
+        let now = opts.now_unix.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        });
+        crate::policy::check(&report.loaded, p, now, &mut diags);
+    }
 
     let mut all = crate::diag::Diagnostics::default();
     all.extend(diags);

@@ -91,6 +91,9 @@ codes! {
     InvalidHash = "invalid-hash": "A basicAuth password hash is missing or of an unsupported kind.",
     Priority = "priority": "A router priority is outside the range Traefik accepts.",
     NoEntryPoint = "no-entry-point": "A router would not be served on any entry point.",
+    MissingVar = "missing-var": "A variable the profile requires was not given with --var.",
+    Policy = "policy": "The configuration violates the profile's policy (e.g. plain HTTP in prod).",
+    Certificate = "certificate": "A certificate or key is unreadable, mismatched, expired or does not cover the domain.",
     Internal = "internal": "bridgectl hit an internal inconsistency; please report it.",
 }
 

@@ -10,9 +10,12 @@
 #![forbid(unsafe_code)]
 
 pub mod canon;
+pub mod certs;
 pub mod check;
 pub mod diag;
 pub mod model;
+pub mod policy;
+pub mod profile;
 pub mod render;
 pub mod rule;
 pub mod schema;

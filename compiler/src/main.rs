@@ -59,9 +59,12 @@ struct CheckArgs {
     /// Dynamic configuration file or directory; default from providers.file in the static file.
     #[arg(long, value_name = "PATH")]
     dynamic: Option<PathBuf>,
-    /// Template variable for dynamic files, `{{ KEY }}` becomes VALUE (repeatable).
+    /// Template variable for dynamic files and profiles, `{{ KEY }}` becomes VALUE (repeatable).
     #[arg(long = "var", value_name = "KEY=VALUE", value_parser = parse_var)]
     vars: Vec<(String, String)>,
+    /// Apply a deployment profile and its policy: `dev`, `prod`, or a profile file.
+    #[arg(long, value_name = "dev|prod|PATH")]
+    profile: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -132,6 +135,11 @@ fn run_check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         static_file: args.static_file.clone(),
         dynamic: args.dynamic.clone(),
         vars: args.vars.iter().cloned().collect::<BTreeMap<_, _>>(),
+        profile: args
+            .profile
+            .as_deref()
+            .map(bridgectl::profile::ProfileSelector::parse),
+        now_unix: None,
     };
     let report = check(&opts).context("check failed")?;
     let shown: Vec<_> = report
