@@ -1,0 +1,1205 @@
+//! The routing plan: everything the runtime needs to serve traffic, resolved and frozen.
+//!
+//! The compiler fills every default, flattens middleware chains, converts durations to integer
+//! milliseconds and parses rules into [`Rule`] trees, so the runtime never interprets Traefik
+//! configuration. Maps are [`BTreeMap`]s and lists are ordered deliberately, so the same inputs always
+//! give the same plan and the same hash (see [`crate::canonical`] and `docs/plan.md`).
+//!
+//! Conventions: field names are snake_case; durations are `u64` milliseconds in fields ending in
+//! `_ms`, where `0` means "no limit" unless the field says otherwise; there are no floating-point
+//! numbers anywhere; optional values are written as `null`, never omitted.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::PlanError;
+use crate::rule::{Matcher, Rule};
+
+/// The plan format version this build reads and writes.
+///
+/// It is bumped on every change that an older runtime could misread: a new, removed or renamed
+/// field, a changed meaning or unit. The runtime refuses any other version.
+pub const PLAN_VERSION: u32 = 1;
+
+/// A complete, sealed routing plan (the content of `plan.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// Format version; always [`PLAN_VERSION`] for plans written by this build.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = 1)))]
+    pub plan_version: u32,
+    /// `sha256:` followed by 64 lower-case hex digits: SHA-256 of the canonical JSON of the plan
+    /// without this field (see [`Plan::seal`]).
+    #[cfg_attr(feature = "schema", schemars(pattern(r"^sha256:[0-9a-f]{64}$")))]
+    pub hash: String,
+    /// The profile the plan was built with: a built-in profile name (`dev`, `prod`) or the path of a
+    /// profile file as given to the compiler.
+    pub profile: String,
+    /// What the plan was built from.
+    pub inputs: Inputs,
+    /// Entry points (listening sockets) by name.
+    pub entrypoints: BTreeMap<String, EntryPoint>,
+    /// HTTP routers by key.
+    pub routers: BTreeMap<String, Router>,
+    /// Services by key.
+    pub services: BTreeMap<String, Service>,
+    /// Middlewares by key (only those some router or the API uses).
+    pub middlewares: BTreeMap<String, Middleware>,
+    /// Certificates and TLS options.
+    pub tls: Tls,
+    /// The API and dashboard, when enabled.
+    pub api: Option<Api>,
+    /// The ping endpoint, when enabled.
+    pub ping: Option<Ping>,
+}
+
+/// The inputs a plan was compiled from, so a plan can be traced back to (and rebuilt from) them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Inputs {
+    /// `sha256:` + hex SHA-256 of the canonical JSON of `{"files": …, "vars": …}` (this object
+    /// without `digest`); see [`Inputs::compute_digest`].
+    #[cfg_attr(feature = "schema", schemars(pattern(r"^sha256:[0-9a-f]{64}$")))]
+    pub digest: String,
+    /// Every file read (static, dynamic, profile, files referenced for hashing), sorted by path.
+    pub files: Vec<InputFile>,
+    /// Template variables (`--var NAME=VALUE` and profile defaults) as used.
+    pub vars: BTreeMap<String, String>,
+}
+
+/// One input file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct InputFile {
+    /// Path relative to the configuration directory, `/`-separated (a file outside it keeps the
+    /// path it was given).
+    pub path: String,
+    /// 64 lower-case hex digits: SHA-256 of the file's bytes as read (before templating).
+    #[cfg_attr(feature = "schema", schemars(pattern(r"^[0-9a-f]{64}$")))]
+    pub sha256: String,
+}
+
+/// Where an entity was defined: the position of its name in the source file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// File path, as in [`InputFile::path`].
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, counted in Unicode characters (not bytes).
+    pub column: u32,
+}
+
+/// A listening socket and how connections on it are handled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EntryPoint {
+    /// The address as written in the configuration, e.g. `":80"` or `"127.0.0.1:8080"`.
+    pub address: String,
+    /// TCP port to listen on.
+    pub port: u16,
+    /// IP address to bind (without brackets for IPv6); `null` binds every address.
+    pub host: Option<String>,
+    /// TLS termination on this entry point, if any.
+    pub tls: Option<EntryPointTls>,
+    /// When set, every request on this entry point is answered with this redirect.
+    pub redirect: Option<Redirect>,
+    /// Which `X-Forwarded-*` request headers are trusted.
+    pub forwarded_headers: ForwardedHeaders,
+    /// Connection timeouts.
+    pub timeouts: Timeouts,
+    /// Largest request header section accepted, in bytes.
+    pub max_header_bytes: u64,
+    /// Keys of the routers served here, in matching order: priority descending, then key ascending
+    /// (bytewise). Exactly the routers whose `entrypoints` name this entry point.
+    pub routers: Vec<String>,
+    /// Where the entry point was defined.
+    pub source: Provenance,
+}
+
+/// TLS on an entry point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EntryPointTls {
+    /// Key into [`Tls::options`].
+    pub options: String,
+}
+
+/// An entry-point-wide redirect (Traefik's `http.redirections.entryPoint`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Redirect {
+    /// Target scheme, e.g. `"https"`.
+    pub scheme: String,
+    /// Target port; left out of the `Location` URL when it is the scheme's default port.
+    pub port: u16,
+    /// Permanent (301/308) rather than temporary (302/307) redirect.
+    pub permanent: bool,
+}
+
+/// Trust in `X-Forwarded-*` headers sent by clients.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ForwardedHeaders {
+    /// Trust the headers from every peer.
+    pub insecure: bool,
+    /// Peers (CIDRs) whose headers are trusted; others' are replaced.
+    pub trusted_ips: Vec<String>,
+}
+
+/// Entry point timeouts, in milliseconds; `0` means no timeout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Timeouts {
+    /// Time to read a whole request, body included.
+    pub read_ms: u64,
+    /// Time to write a whole response.
+    pub write_ms: u64,
+    /// Time a keep-alive connection may stay idle.
+    pub idle_ms: u64,
+    /// Time to read the request header section (bridgectl extension).
+    pub header_read_ms: u64,
+    /// On shutdown, time given to in-flight requests before connections are closed.
+    pub grace_ms: u64,
+    /// On shutdown, time during which new requests are still accepted.
+    pub request_accept_grace_ms: u64,
+}
+
+/// An HTTP router: a rule, a middleware chain and a service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Router {
+    /// Entry points (keys into [`Plan::entrypoints`]) the router is served on; never empty.
+    pub entrypoints: Vec<String>,
+    /// The rule as written, for logs and the dashboard.
+    pub rule: String,
+    /// Syntax the rule was written in: `"v3"` or `"v2"`.
+    pub rule_syntax: String,
+    /// The parsed rule; the runtime matches with this, never with `rule`.
+    pub matcher: Rule,
+    /// Resolved priority (Traefik's default is the length of `rule`).
+    pub priority: i64,
+    /// The flattened middleware chain, applied in order: keys into [`Plan::middlewares`].
+    pub middlewares: Vec<String>,
+    /// Key into [`Plan::services`], or an internal service such as `api@internal`.
+    pub service: String,
+    /// TLS for this router, if any.
+    pub tls: Option<RouterTls>,
+    /// Where the router was defined.
+    pub source: Provenance,
+}
+
+/// TLS on a router.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RouterTls {
+    /// Key into [`Tls::options`].
+    pub options: String,
+}
+
+/// A service: where its definition came from and what kind it is.
+///
+/// Serialized as `{"kind": {"load_balancer": {…}}, "source": {…}}`: the kind is an externally
+/// tagged enum so each kind's fields stay closed (`deny_unknown_fields`) and the source is found at
+/// the same place for every kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// Where the service was defined.
+    pub source: Provenance,
+    /// What the service does.
+    pub kind: ServiceKind,
+}
+
+/// The kinds of service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceKind {
+    /// Balances requests over servers.
+    LoadBalancer(LoadBalancer),
+    /// Weighted round robin over other services.
+    Weighted(Weighted),
+    /// Sends to `service` while it is healthy, else to `fallback`.
+    Failover(Failover),
+    /// Sends to `service` and copies a share of requests to mirrors.
+    Mirroring(Mirroring),
+}
+
+/// A load balancer over servers (weighted round robin).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LoadBalancer {
+    /// The servers, in configuration order.
+    pub servers: Vec<Server>,
+    /// Forward the client's `Host` header (else the server URL's host is sent).
+    pub pass_host_header: bool,
+    /// Active health checking, if configured.
+    pub health_check: Option<HealthCheck>,
+    /// Name of the servers transport as written (`null`: the default transport).
+    pub servers_transport: Option<String>,
+}
+
+/// One upstream server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Server {
+    /// Absolute `http`, `https` or `h2c` URL.
+    pub url: String,
+    /// Relative weight; `0` takes the server out of rotation.
+    pub weight: u32,
+}
+
+/// Active health check of a load balancer's servers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HealthCheck {
+    /// Request path (with query, if any) of the probe.
+    pub path: String,
+    /// Scheme of the probe; `null`: the server URL's scheme.
+    pub scheme: Option<String>,
+    /// Port of the probe; `null`: the server URL's port.
+    pub port: Option<u16>,
+    /// `Host` header of the probe; `null`: the server URL's host.
+    pub hostname: Option<String>,
+    /// HTTP method of the probe, upper-case.
+    pub method: String,
+    /// Extra request headers of the probe.
+    pub headers: BTreeMap<String, String>,
+    /// The only status counted as healthy; `null`: any 2xx or 3xx.
+    pub status: Option<u16>,
+    /// Probe interval for healthy servers.
+    pub interval_ms: u64,
+    /// Probe interval for unhealthy servers (Traefik's `unhealthyInterval`).
+    pub unhealthy_interval_ms: u64,
+    /// Probe timeout.
+    pub timeout_ms: u64,
+    /// Follow redirects returned by the probe.
+    pub follow_redirects: bool,
+    /// bridgectl extension: a server marked down is re-probed this often until it answers
+    /// (default 250).
+    pub down_reprobe_interval_ms: u64,
+    /// bridgectl extension: no request is sent to a server before it has answered a probe.
+    pub probe_before_traffic: bool,
+}
+
+/// Weighted round robin over services.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Weighted {
+    /// The services and their weights.
+    pub services: Vec<WeightedRef>,
+    /// Propagate health: the service is down when every child is down.
+    pub health_check: bool,
+}
+
+/// A service with a weight.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct WeightedRef {
+    /// Key into [`Plan::services`].
+    pub service: String,
+    /// Relative weight.
+    pub weight: u32,
+}
+
+/// Failover between two services.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Failover {
+    /// Main service: key into [`Plan::services`].
+    pub service: String,
+    /// Used while the main service is down: key into [`Plan::services`].
+    pub fallback: String,
+    /// Propagate health: the service is down when both are down.
+    pub health_check: bool,
+}
+
+/// Traffic mirroring.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Mirroring {
+    /// The service that answers: key into [`Plan::services`].
+    pub service: String,
+    /// Services that receive copies.
+    pub mirrors: Vec<Mirror>,
+    /// Copy request bodies to the mirrors.
+    pub mirror_body: bool,
+    /// Largest body copied, in bytes; `null`: no limit.
+    pub max_body_size: Option<u64>,
+}
+
+/// A mirror.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Mirror {
+    /// Key into [`Plan::services`].
+    pub service: String,
+    /// Share of requests copied, `0` to `100`.
+    #[cfg_attr(feature = "schema", schemars(range(max = 100)))]
+    pub percent: u8,
+}
+
+/// A middleware: where its definition came from and what kind it is.
+///
+/// Same shape as [`Service`]: `{"kind": {"strip_prefix": {…}}, "source": {…}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Middleware {
+    /// Where the middleware was defined (for a middleware added by the profile, the profile file).
+    pub source: Provenance,
+    /// What the middleware does.
+    pub kind: MiddlewareKind,
+}
+
+/// The kinds of middleware the runtime implements. Chains are flattened by the compiler.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum MiddlewareKind {
+    /// Removes a path prefix.
+    StripPrefix(StripPrefix),
+    /// Removes a path prefix matched by a regex.
+    StripPrefixRegex(StripPrefixRegex),
+    /// Adds a path prefix.
+    AddPrefix(AddPrefix),
+    /// Replaces the path.
+    ReplacePath(ReplacePath),
+    /// Sets request and response headers (custom, security, CORS).
+    Headers(Headers),
+    /// Redirects to another scheme.
+    RedirectScheme(RedirectScheme),
+    /// Redirects by rewriting the URL with a regex.
+    RedirectRegex(RedirectRegex),
+    /// HTTP basic authentication.
+    BasicAuth(BasicAuth),
+    /// Retries failed requests.
+    Retry(Retry),
+    /// Allows only some client IPs.
+    IpAllowList(IpAllowList),
+}
+
+/// `stripPrefix`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StripPrefix {
+    /// Prefixes tried in order; the first that matches is removed.
+    pub prefixes: Vec<String>,
+}
+
+/// `stripPrefixRegex`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StripPrefixRegex {
+    /// Regexes (`regex` crate syntax) tried in order; the first match at the start is removed.
+    pub regex: Vec<String>,
+}
+
+/// `addPrefix`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AddPrefix {
+    /// Prefix added in front of the path.
+    pub prefix: String,
+}
+
+/// `replacePath`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReplacePath {
+    /// The new path.
+    pub path: String,
+}
+
+/// `headers`, with every option resolved (empty list, `false`, `0` or `null` when not set).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Headers {
+    /// Request headers to set; an empty value removes the header.
+    pub custom_request_headers: BTreeMap<String, String>,
+    /// Response headers to set; an empty value removes the header.
+    pub custom_response_headers: BTreeMap<String, String>,
+    /// `max-age` of `Strict-Transport-Security`, in seconds; `0`: no header.
+    pub sts_seconds: u64,
+    /// Add `includeSubDomains` to `Strict-Transport-Security`.
+    pub sts_include_subdomains: bool,
+    /// Add `preload` to `Strict-Transport-Security`.
+    pub sts_preload: bool,
+    /// Send `Strict-Transport-Security` on plain HTTP responses too.
+    pub force_sts_header: bool,
+    /// `X-Frame-Options: DENY`.
+    pub frame_deny: bool,
+    /// `X-Frame-Options` value, overriding `frame_deny`.
+    pub custom_frame_options_value: Option<String>,
+    /// `X-Content-Type-Options: nosniff`.
+    pub content_type_nosniff: bool,
+    /// `X-XSS-Protection: 1; mode=block`.
+    pub browser_xss_filter: bool,
+    /// `Content-Security-Policy` value.
+    pub content_security_policy: Option<String>,
+    /// `Referrer-Policy` value.
+    pub referrer_policy: Option<String>,
+    /// `Permissions-Policy` value.
+    pub permissions_policy: Option<String>,
+    /// `Access-Control-Allow-Credentials: true`.
+    pub access_control_allow_credentials: bool,
+    /// `Access-Control-Allow-Headers` values.
+    pub access_control_allow_headers: Vec<String>,
+    /// `Access-Control-Allow-Methods` values.
+    pub access_control_allow_methods: Vec<String>,
+    /// Origins allowed (`*` for any).
+    pub access_control_allow_origin_list: Vec<String>,
+    /// `Access-Control-Expose-Headers` values.
+    pub access_control_expose_headers: Vec<String>,
+    /// `Access-Control-Max-Age`, in seconds.
+    pub access_control_max_age: u64,
+    /// Add `Vary: Origin` when the allowed origin depends on the request.
+    pub add_vary_header: bool,
+}
+
+/// `redirectScheme`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RedirectScheme {
+    /// Target scheme.
+    pub scheme: String,
+    /// Target port as written; `null`: no port in the `Location` URL.
+    pub port: Option<String>,
+    /// Permanent (301/308) rather than temporary (302/307) redirect.
+    pub permanent: bool,
+}
+
+/// `redirectRegex`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RedirectRegex {
+    /// Regex (`regex` crate syntax) matched against the full request URL.
+    pub regex: String,
+    /// Replacement with `${1}`-style group references.
+    pub replacement: String,
+    /// Permanent (301/308) rather than temporary (302/307) redirect.
+    pub permanent: bool,
+}
+
+/// `basicAuth`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BasicAuth {
+    /// Inline users, `user:hash` (bcrypt, `$apr1$` or `{SHA}` hashes).
+    pub users: Vec<String>,
+    /// htpasswd file read by the runtime at start, path as referenced in the configuration.
+    pub users_file: Option<String>,
+    /// Realm of the `WWW-Authenticate` challenge.
+    pub realm: String,
+    /// Request header that receives the authenticated user name.
+    pub header_field: Option<String>,
+    /// Remove the `Authorization` header before forwarding.
+    pub remove_header: bool,
+}
+
+/// `retry`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Retry {
+    /// Total number of attempts (the first included).
+    pub attempts: u32,
+    /// First back-off interval; it doubles after each attempt. `0`: no back-off.
+    pub initial_interval_ms: u64,
+}
+
+/// `ipAllowList`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct IpAllowList {
+    /// Allowed client networks (CIDRs).
+    pub source_range: Vec<String>,
+    /// Status of the rejection response (Traefik's default is 403).
+    pub reject_status_code: u16,
+    /// `0`: use the peer address; `n > 0`: use the n-th address from the right of
+    /// `X-Forwarded-For`.
+    pub depth: u32,
+    /// Addresses skipped when walking `X-Forwarded-For` from the right.
+    pub excluded_ips: Vec<String>,
+}
+
+/// Certificates and TLS options.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Tls {
+    /// Certificates chosen by SNI.
+    pub certificates: Vec<Certificate>,
+    /// Certificate used when no other matches; `null`: the runtime's self-signed default.
+    pub default_certificate: Option<Certificate>,
+    /// TLS option sets by name; the compiler always includes `default`.
+    pub options: BTreeMap<String, TlsOptions>,
+}
+
+/// A certificate and its key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Certificate {
+    /// PEM certificate chain (leaf first): a file path as written, read by the runtime at start.
+    pub cert_file: String,
+    /// PEM private key: a file path as written, read by the runtime at start.
+    pub key_file: String,
+}
+
+/// A TLS option set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TlsOptions {
+    /// Lowest protocol version: `"1.2"` or `"1.3"`.
+    pub min_version: String,
+    /// Highest protocol version (`"1.2"` or `"1.3"`); `null`: the newest supported.
+    pub max_version: Option<String>,
+    /// TLS 1.2 cipher suites by IANA name; empty: the runtime's defaults.
+    pub cipher_suites: Vec<String>,
+    /// ALPN protocols in preference order, e.g. `["h2", "http/1.1"]`.
+    pub alpn_protocols: Vec<String>,
+    /// Reject handshakes without SNI or whose SNI matches no certificate.
+    pub sni_strict: bool,
+    /// Client certificate authentication, if any.
+    pub client_auth: Option<ClientAuth>,
+}
+
+/// Client certificate authentication.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ClientAuth {
+    /// PEM files of the accepted CAs, paths as written.
+    pub ca_files: Vec<String>,
+    /// Traefik's client auth type as written, e.g. `"RequireAndVerifyClientCert"`.
+    pub auth_type: String,
+}
+
+/// The API and dashboard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Api {
+    /// Entry point (key into [`Plan::entrypoints`]) serving the API.
+    pub entrypoint: String,
+    /// Serve the dashboard.
+    pub dashboard: bool,
+    /// Traefik's `api.insecure`: serve on the entry point without a router.
+    pub insecure: bool,
+    /// Path prefix of the API and dashboard, e.g. `"/"`.
+    pub base_path: String,
+    /// Middlewares applied to API requests, in order: keys into [`Plan::middlewares`].
+    pub middlewares: Vec<String>,
+}
+
+/// The ping endpoint (`GET /ping` answers `OK`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Ping {
+    /// Entry point (key into [`Plan::entrypoints`]) serving ping.
+    pub entrypoint: String,
+}
+
+/// Suffix of the internal services a router may name instead of a key of [`Plan::services`].
+pub const INTERNAL_SERVICE_SUFFIX: &str = "@internal";
+
+impl Router {
+    /// Order of routers on an entry point: priority descending, then key ascending (bytewise).
+    pub fn matching_order(a: (&str, &Router), b: (&str, &Router)) -> std::cmp::Ordering {
+        b.1.priority
+            .cmp(&a.1.priority)
+            .then_with(|| a.0.as_bytes().cmp(b.0.as_bytes()))
+    }
+}
+
+impl Plan {
+    /// Fills every entry point's [`EntryPoint::routers`] from the routers' `entrypoints`, in
+    /// matching order ([`Router::matching_order`]). The compiler calls this before [`Plan::seal`].
+    pub fn index_entrypoint_routers(&mut self) {
+        let mut lists = self.entrypoint_router_lists();
+        for (name, ep) in &mut self.entrypoints {
+            ep.routers = lists.remove(name).unwrap_or_default();
+        }
+    }
+
+    /// For each entry point named by some router, the keys of the routers on it in matching order.
+    fn entrypoint_router_lists(&self) -> BTreeMap<String, Vec<String>> {
+        let mut lists: BTreeMap<&str, Vec<(&str, &Router)>> = BTreeMap::new();
+        for (key, router) in &self.routers {
+            let eps: BTreeSet<&str> = router.entrypoints.iter().map(String::as_str).collect();
+            for ep in eps {
+                lists.entry(ep).or_default().push((key.as_str(), router));
+            }
+        }
+        lists
+            .into_iter()
+            .map(|(ep, mut list)| {
+                list.sort_by(|a, b| Router::matching_order(*a, *b));
+                (
+                    ep.to_owned(),
+                    list.into_iter().map(|(k, _)| k.to_owned()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// Checks that the plan is self-consistent, so the runtime can follow every reference:
+    ///
+    /// - router entry points, middlewares, services and TLS options exist (a router's service may
+    ///   also be an internal service, `name@internal`);
+    /// - each entry point's `routers` lists exactly the routers naming it, in matching order;
+    /// - entry point TLS options, API and ping entry points, API middlewares exist;
+    /// - services referenced by weighted, failover and mirroring services exist and form no cycle;
+    /// - mirror percentages are at most 100.
+    ///
+    /// [`crate::load_verified`] runs this after checking the hash.
+    pub fn check_consistency(&self) -> Result<(), PlanError> {
+        let bad = |pointer: String, message: String| PlanError::Inconsistent { pointer, message };
+        let need = |map_has: bool, pointer: String, what: &str, name: &str| {
+            if map_has {
+                Ok(())
+            } else {
+                Err(bad(pointer, format!("{what} `{name}` is not defined")))
+            }
+        };
+        for (key, router) in &self.routers {
+            let at = format!("/routers/{}", pointer_escape(key));
+            if router.entrypoints.is_empty() {
+                return Err(bad(
+                    format!("{at}/entrypoints"),
+                    "a router needs at least one entry point".into(),
+                ));
+            }
+            for (i, ep) in router.entrypoints.iter().enumerate() {
+                need(
+                    self.entrypoints.contains_key(ep),
+                    format!("{at}/entrypoints/{i}"),
+                    "entry point",
+                    ep,
+                )?;
+            }
+            for (i, mw) in router.middlewares.iter().enumerate() {
+                need(
+                    self.middlewares.contains_key(mw),
+                    format!("{at}/middlewares/{i}"),
+                    "middleware",
+                    mw,
+                )?;
+            }
+            need(
+                self.services.contains_key(&router.service)
+                    || router.service.ends_with(INTERNAL_SERVICE_SUFFIX),
+                format!("{at}/service"),
+                "service",
+                &router.service,
+            )?;
+            if let Some(tls) = &router.tls {
+                need(
+                    self.tls.options.contains_key(&tls.options),
+                    format!("{at}/tls/options"),
+                    "TLS options",
+                    &tls.options,
+                )?;
+            }
+        }
+
+        let expected = self.entrypoint_router_lists();
+        for (name, ep) in &self.entrypoints {
+            let at = format!("/entrypoints/{}", pointer_escape(name));
+            if let Some(tls) = &ep.tls {
+                need(
+                    self.tls.options.contains_key(&tls.options),
+                    format!("{at}/tls/options"),
+                    "TLS options",
+                    &tls.options,
+                )?;
+            }
+            let want = expected.get(name).map(Vec::as_slice).unwrap_or_default();
+            if ep.routers != want {
+                return Err(bad(
+                    format!("{at}/routers"),
+                    format!(
+                        "must list exactly the routers on this entry point, priority descending then key ascending: {want:?}"
+                    ),
+                ));
+            }
+        }
+
+        if let Some(api) = &self.api {
+            need(
+                self.entrypoints.contains_key(&api.entrypoint),
+                "/api/entrypoint".into(),
+                "entry point",
+                &api.entrypoint,
+            )?;
+            for (i, mw) in api.middlewares.iter().enumerate() {
+                need(
+                    self.middlewares.contains_key(mw),
+                    format!("/api/middlewares/{i}"),
+                    "middleware",
+                    mw,
+                )?;
+            }
+        }
+        if let Some(ping) = &self.ping {
+            need(
+                self.entrypoints.contains_key(&ping.entrypoint),
+                "/ping/entrypoint".into(),
+                "entry point",
+                &ping.entrypoint,
+            )?;
+        }
+
+        for (key, service) in &self.services {
+            let at = format!("/services/{}/kind", pointer_escape(key));
+            for (path, child) in service.kind.children() {
+                need(
+                    self.services.contains_key(child),
+                    format!("{at}/{path}"),
+                    "service",
+                    child,
+                )?;
+            }
+            if let ServiceKind::Mirroring(m) = &service.kind {
+                for (i, mirror) in m.mirrors.iter().enumerate() {
+                    if mirror.percent > 100 {
+                        return Err(bad(
+                            format!("{at}/mirroring/mirrors/{i}/percent"),
+                            format!("percent {} is above 100", mirror.percent),
+                        ));
+                    }
+                }
+            }
+        }
+        self.check_service_cycles()
+    }
+
+    /// Rejects services that reach themselves through weighted, failover or mirroring references
+    /// (the runtime would loop forever picking a server).
+    fn check_service_cycles(&self) -> Result<(), PlanError> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mark {
+            Active,
+            Done,
+        }
+        let mut marks: BTreeMap<&str, Mark> = BTreeMap::new();
+        for start in self.services.keys() {
+            if marks.contains_key(start.as_str()) {
+                continue;
+            }
+            // Iterative depth-first search: (service, its children, next child index).
+            let mut stack: Vec<(&str, Vec<&str>, usize)> = Vec::new();
+            let children = |name: &str| -> Vec<&str> {
+                self.services
+                    .get(name)
+                    .map(|s| s.kind.children().into_iter().map(|(_, c)| c).collect())
+                    .unwrap_or_default()
+            };
+            marks.insert(start, Mark::Active);
+            stack.push((start, children(start), 0));
+            while let Some((name, kids, next)) = stack.last_mut() {
+                let Some(child) = kids.get(*next).copied() else {
+                    marks.insert(*name, Mark::Done);
+                    stack.pop();
+                    continue;
+                };
+                *next += 1;
+                match marks.get(child) {
+                    Some(Mark::Active) => {
+                        return Err(PlanError::Inconsistent {
+                            pointer: format!("/services/{}", pointer_escape(child)),
+                            message: format!(
+                                "service `{child}` refers to itself through other services"
+                            ),
+                        });
+                    }
+                    Some(Mark::Done) => {}
+                    None => {
+                        marks.insert(child, Mark::Active);
+                        let grandchildren = children(child);
+                        stack.push((child, grandchildren, 0));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A minimal valid plan for tests and docs: entry point `web` on `:80`, router `whoami` for
+    /// ``Host(`whoami.example.com`)``, and load balancer `whoami` over two servers with a health
+    /// check. It is sealed and passes [`Plan::check_consistency`].
+    pub fn example() -> Plan {
+        let source = |file: &str, line: u32, column: u32| Provenance {
+            file: file.into(),
+            line,
+            column,
+        };
+        let files = vec![
+            InputFile {
+                path: "dynamic/whoami.yml".into(),
+                sha256: "9f2c1a4be8d35e6a0c7b1f4d2e8a6c3b5d7f9e1a2c4b6d8f0e2a4c6b8d0f2e4a".into(),
+            },
+            InputFile {
+                path: "traefik.yml".into(),
+                sha256: "4b7e0d2f6a8c1e3b5d9f7a2c4e6b8d0f1a3c5e7b9d2f4a6c8e0b2d4f6a8c0e1b".into(),
+            },
+        ];
+        let mut inputs = Inputs {
+            digest: String::new(),
+            files,
+            vars: BTreeMap::new(),
+        };
+        // Cannot fail: the inputs hold strings only.
+        inputs.digest = inputs.compute_digest().unwrap_or_default();
+
+        let rule = "Host(`whoami.example.com`)";
+        let router = Router {
+            entrypoints: vec!["web".into()],
+            rule: rule.into(),
+            rule_syntax: "v3".into(),
+            matcher: Rule::Match(Matcher::Host {
+                host: "whoami.example.com".into(),
+            }),
+            priority: rule.len() as i64,
+            middlewares: vec![],
+            service: "whoami".into(),
+            tls: None,
+            source: source("dynamic/whoami.yml", 3, 5),
+        };
+        let service = Service {
+            source: source("dynamic/whoami.yml", 9, 5),
+            kind: ServiceKind::LoadBalancer(LoadBalancer {
+                servers: vec![
+                    Server {
+                        url: "http://10.0.0.11:8080".into(),
+                        weight: 1,
+                    },
+                    Server {
+                        url: "http://10.0.0.12:8080".into(),
+                        weight: 1,
+                    },
+                ],
+                pass_host_header: true,
+                health_check: Some(HealthCheck {
+                    path: "/health".into(),
+                    scheme: None,
+                    port: None,
+                    hostname: None,
+                    method: "GET".into(),
+                    headers: BTreeMap::new(),
+                    status: None,
+                    interval_ms: 30_000,
+                    unhealthy_interval_ms: 30_000,
+                    timeout_ms: 5_000,
+                    follow_redirects: true,
+                    down_reprobe_interval_ms: 250,
+                    probe_before_traffic: true,
+                }),
+                servers_transport: None,
+            }),
+        };
+        let entrypoint = EntryPoint {
+            address: ":80".into(),
+            port: 80,
+            host: None,
+            tls: None,
+            redirect: None,
+            forwarded_headers: ForwardedHeaders {
+                insecure: false,
+                trusted_ips: vec![],
+            },
+            timeouts: Timeouts {
+                read_ms: 60_000,
+                write_ms: 0,
+                idle_ms: 180_000,
+                header_read_ms: 0,
+                grace_ms: 10_000,
+                request_accept_grace_ms: 0,
+            },
+            max_header_bytes: 1_048_576,
+            routers: vec![],
+            source: source("traefik.yml", 2, 3),
+        };
+        let mut plan = Plan {
+            plan_version: PLAN_VERSION,
+            hash: String::new(),
+            profile: "dev".into(),
+            inputs,
+            entrypoints: BTreeMap::from([("web".to_owned(), entrypoint)]),
+            routers: BTreeMap::from([("whoami".to_owned(), router)]),
+            services: BTreeMap::from([("whoami".to_owned(), service)]),
+            middlewares: BTreeMap::new(),
+            tls: Tls {
+                certificates: vec![],
+                default_certificate: None,
+                options: BTreeMap::from([(
+                    "default".to_owned(),
+                    TlsOptions {
+                        min_version: "1.2".into(),
+                        max_version: None,
+                        cipher_suites: vec![],
+                        alpn_protocols: vec!["h2".into(), "http/1.1".into()],
+                        sni_strict: false,
+                        client_auth: None,
+                    },
+                )]),
+            },
+            api: None,
+            ping: None,
+        };
+        plan.index_entrypoint_routers();
+        // Cannot fail: the plan holds integers only, every map has string keys, and it is shallow.
+        let _ = plan.seal();
+        plan
+    }
+}
+
+impl ServiceKind {
+    /// The services this one forwards to, with their JSON pointer below `kind`.
+    pub fn children(&self) -> Vec<(String, &str)> {
+        match self {
+            ServiceKind::LoadBalancer(_) => vec![],
+            ServiceKind::Weighted(w) => w
+                .services
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (format!("weighted/services/{i}/service"), r.service.as_str()))
+                .collect(),
+            ServiceKind::Failover(f) => vec![
+                ("failover/service".into(), f.service.as_str()),
+                ("failover/fallback".into(), f.fallback.as_str()),
+            ],
+            ServiceKind::Mirroring(m) => {
+                std::iter::once(("mirroring/service".into(), m.service.as_str()))
+                    .chain(m.mirrors.iter().enumerate().map(|(i, r)| {
+                        (format!("mirroring/mirrors/{i}/service"), r.service.as_str())
+                    }))
+                    .collect()
+            }
+        }
+    }
+}
+
+impl Inputs {
+    /// Builds the inputs record: files sorted by path (bytewise), digest computed.
+    pub fn new(
+        mut files: Vec<InputFile>,
+        vars: BTreeMap<String, String>,
+    ) -> Result<Inputs, PlanError> {
+        files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+        let mut inputs = Inputs {
+            digest: String::new(),
+            files,
+            vars,
+        };
+        inputs.digest = inputs.compute_digest()?;
+        Ok(inputs)
+    }
+
+    /// `sha256:` + hex SHA-256 of the canonical JSON of this object without `digest`, i.e. of
+    /// `{"files":[{"path":…,"sha256":…},…],"vars":{…}}`.
+    pub fn compute_digest(&self) -> Result<String, PlanError> {
+        let mut value =
+            serde_json::to_value(self).map_err(|e| PlanError::Invalid(e.to_string()))?;
+        if let serde_json::Value::Object(obj) = &mut value {
+            obj.remove("digest");
+        }
+        crate::canonical::sha256_of(&value)
+    }
+}
+
+/// Escapes one JSON Pointer reference token (RFC 6901): `~` → `~0`, `/` → `~1`.
+pub fn pointer_escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn router(priority: i64, entrypoints: &[&str]) -> Router {
+        let mut r = Plan::example().routers["whoami"].clone();
+        r.priority = priority;
+        r.entrypoints = entrypoints.iter().map(|s| (*s).to_owned()).collect();
+        r
+    }
+
+    #[test]
+    fn example_is_sealed_and_consistent() {
+        let plan = Plan::example();
+        assert_eq!(plan.hash, plan.content_hash().unwrap());
+        assert_eq!(plan.inputs.digest, plan.inputs.compute_digest().unwrap());
+        plan.check_consistency().unwrap();
+        assert_eq!(plan.entrypoints["web"].routers, ["whoami"]);
+    }
+
+    #[test]
+    fn entrypoint_routers_are_ordered_by_priority_then_key() {
+        let mut plan = Plan::example();
+        let mut api = plan.entrypoints["web"].clone();
+        api.address = ":8080".into();
+        api.port = 8080;
+        plan.entrypoints.insert("api".into(), api);
+        plan.routers.insert("b".into(), router(10, &["web"]));
+        plan.routers
+            .insert("a".into(), router(10, &["web", "api", "web"]));
+        plan.routers.insert("Z".into(), router(10, &["web"]));
+        plan.routers.insert("low".into(), router(-5, &["web"]));
+        plan.routers.insert("high".into(), router(1000, &["web"]));
+        plan.index_entrypoint_routers();
+        assert_eq!(
+            plan.entrypoints["web"].routers,
+            ["high", "whoami", "Z", "a", "b", "low"]
+        );
+        assert_eq!(plan.entrypoints["api"].routers, ["a"]);
+        plan.check_consistency().unwrap();
+
+        plan.entrypoints.get_mut("web").unwrap().routers.swap(2, 3);
+        assert!(matches!(
+            plan.check_consistency(),
+            Err(PlanError::Inconsistent { pointer, .. }) if pointer == "/entrypoints/web/routers"
+        ));
+    }
+
+    #[test]
+    fn references_are_checked() {
+        let mut plan = Plan::example();
+        plan.routers.get_mut("whoami").unwrap().middlewares = vec!["nope".into()];
+        assert!(matches!(
+            plan.check_consistency(),
+            Err(PlanError::Inconsistent { pointer, .. }) if pointer == "/routers/whoami/middlewares/0"
+        ));
+
+        let mut plan = Plan::example();
+        plan.routers.get_mut("whoami").unwrap().tls = Some(RouterTls {
+            options: "strict".into(),
+        });
+        assert!(plan.check_consistency().is_err());
+
+        let mut plan = Plan::example();
+        plan.ping = Some(Ping {
+            entrypoint: "traefik".into(),
+        });
+        assert!(matches!(
+            plan.check_consistency(),
+            Err(PlanError::Inconsistent { pointer, .. }) if pointer == "/ping/entrypoint"
+        ));
+    }
+
+    #[test]
+    fn inputs_are_sorted_and_digested() {
+        let file = |p: &str| InputFile {
+            path: p.into(),
+            sha256: "0".repeat(64),
+        };
+        let a = Inputs::new(vec![file("b.yml"), file("a.yml")], BTreeMap::new()).unwrap();
+        let b = Inputs::new(vec![file("a.yml"), file("b.yml")], BTreeMap::new()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.files[0].path, "a.yml");
+        let c = Inputs::new(
+            vec![file("a.yml"), file("b.yml")],
+            BTreeMap::from([("domain".to_owned(), "example.com".to_owned())]),
+        )
+        .unwrap();
+        assert_ne!(a.digest, c.digest);
+        let expected = crate::canonical::sha256_of(&serde_json::json!({
+            "files": [{"path": "a.yml", "sha256": "0".repeat(64)}, {"path": "b.yml", "sha256": "0".repeat(64)}],
+            "vars": {"domain": "example.com"}
+        }))
+        .unwrap();
+        assert_eq!(c.digest, expected);
+    }
+
+    #[test]
+    fn service_and_middleware_shapes() {
+        let svc = &Plan::example().services["whoami"];
+        let v = serde_json::to_value(svc).unwrap();
+        assert!(v["kind"]["load_balancer"]["servers"].is_array());
+        assert_eq!(v["source"]["file"], "dynamic/whoami.yml");
+        let mw = Middleware {
+            source: svc.source.clone(),
+            kind: MiddlewareKind::IpAllowList(IpAllowList {
+                source_range: vec!["10.0.0.0/8".into()],
+                reject_status_code: 403,
+                depth: 0,
+                excluded_ips: vec![],
+            }),
+        };
+        let v = serde_json::to_value(&mw).unwrap();
+        assert_eq!(v["kind"]["ip_allow_list"]["reject_status_code"], 403);
+        let back: Middleware = serde_json::from_value(v).unwrap();
+        assert_eq!(back, mw);
+        let err = serde_json::from_str::<Middleware>(
+            r#"{"source":{"file":"a","line":1,"column":1},"kind":{"chain":{}}}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown variant `chain`"), "{err}");
+    }
+
+    const EXAMPLE_START: &str = "<!-- example-plan:start -->\n";
+    const EXAMPLE_END: &str = "<!-- example-plan:end -->";
+
+    /// `docs/plan.md` shows [`Plan::example`] exactly as the compiler would write it (so its hash
+    /// verifies). Run with `BRIDGECTL_UPDATE_DOCS=1` to rewrite the block.
+    #[test]
+    fn docs_example_is_the_example_plan() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/plan.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let start = doc.find(EXAMPLE_START).expect("start marker") + EXAMPLE_START.len();
+        let end = doc.find(EXAMPLE_END).expect("end marker");
+        let want = format!(
+            "```json\n{}```\n",
+            Plan::example().to_file_string().unwrap()
+        );
+        if doc[start..end] != want && std::env::var_os("BRIDGECTL_UPDATE_DOCS").is_some() {
+            let updated = format!("{}{want}{}", &doc[..start], &doc[end..]);
+            std::fs::write(&path, updated).unwrap();
+            return;
+        }
+        assert!(
+            doc[start..end] == want,
+            "the example in docs/plan.md is out of date; run `BRIDGECTL_UPDATE_DOCS=1 cargo test -p bridge-plan docs_example`"
+        );
+        // The block verifies as a plan.
+        let block = &want["```json\n".len()..want.len() - "```\n".len()];
+        assert_eq!(
+            crate::load_verified(block.as_bytes()).unwrap(),
+            Plan::example()
+        );
+    }
+}
