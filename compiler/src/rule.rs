@@ -12,8 +12,9 @@ use std::str::FromStr;
 use bridge_plan::rule::{Matcher, Rule};
 use ipnet::IpNet;
 
-/// Deepest nesting of `(` and `!` accepted. Deeper rules are rejected instead of recursing without bound.
-const MAX_DEPTH: usize = 64;
+/// Deepest nesting of `(` and `!` accepted. Deeper rules are rejected instead of recursing without
+/// bound, and so that the rule's tree stays well inside the plan loader's JSON nesting limit (127).
+const MAX_DEPTH: usize = 24;
 /// Once this many errors are found in one rule, the rest are not reported.
 const MAX_ERRORS: usize = 100;
 

@@ -1,0 +1,893 @@
+//! Resolution: the checked, profiled configuration → a frozen [`bridge_plan::Plan`].
+//!
+//! Everything the runtime would otherwise have to decide is decided here: Traefik's defaults are
+//! filled in (health-check interval 30s and timeout 5s, entry point timeouts, priorities from rule
+//! length), entry-point middlewares and TLS are pushed into routers, chains are flattened, internal
+//! entry points (`traefik` for the API) are created, and each router is indexed under its entry
+//! points in matching order. Only called when `check` found no errors; anything the plan cannot
+//! express is still reported as a located error rather than dropped.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bridge_plan as plan;
+
+use crate::canon::escape;
+use crate::check::{CheckReport, Loaded};
+use crate::diag::{Code, Diagnostic};
+use crate::model::Duration;
+use crate::model::dynamic as dy;
+use crate::rule::{RuleSyntax, default_priority, parse_rule};
+use crate::source::{SourceMap, Span};
+
+/// bridgectl's re-probe interval for down servers (Traefik waits a whole `unhealthyInterval`).
+pub const DOWN_REPROBE_INTERVAL_MS: u64 = 250;
+/// Bound on reading request headers (slowloris); Traefik has no separate knob.
+pub const HEADER_READ_TIMEOUT_MS: u64 = 10_000;
+
+fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
+    d.map_or(default_ms, |d| {
+        u64::try_from(d.nanos.max(0) / 1_000_000).unwrap_or(0)
+    })
+}
+
+struct Resolver<'a> {
+    loaded: &'a Loaded,
+    sources: &'a SourceMap,
+    diags: Vec<Diagnostic>,
+}
+
+impl Resolver<'_> {
+    fn provenance(&self, span: Option<Span>) -> plan::Provenance {
+        let Some(span) = span else {
+            return plan::Provenance {
+                file: String::new(),
+                line: 0,
+                column: 0,
+            };
+        };
+        let Some(f) = self.sources.get(span.file) else {
+            return plan::Provenance {
+                file: String::new(),
+                line: 0,
+                column: 0,
+            };
+        };
+        let (line, column) = f.line_col(span.start);
+        plan::Provenance {
+            file: f.name.clone(),
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+            column: u32::try_from(column).unwrap_or(u32::MAX),
+        }
+    }
+
+    fn error(&mut self, span: Option<Span>, pointer: String, message: String) {
+        self.diags.push(
+            Diagnostic::error(Code::Unsupported, message)
+                .at(span)
+                .pointer(pointer),
+        );
+    }
+
+    /// Finds a named dynamic entity: (file index, value).
+    fn find<'m, T>(
+        &'m self,
+        name: &str,
+        get: impl Fn(&'m dy::HttpConfig) -> Option<&'m BTreeMap<String, T>>,
+    ) -> Option<(usize, &'m T)> {
+        let name = name.strip_suffix("@file").unwrap_or(name);
+        self.loaded.dynamic.iter().enumerate().find_map(|(i, f)| {
+            f.model
+                .http
+                .as_ref()
+                .and_then(&get)
+                .and_then(|m| m.get(name))
+                .map(|v| (i, v))
+        })
+    }
+
+    fn key_span(&self, file: usize, pointer: &str) -> Option<Span> {
+        self.loaded
+            .dynamic
+            .get(file)
+            .and_then(|f| f.canon.key_span(pointer))
+    }
+}
+
+/// Builds and seals the plan. Returns the findings if the configuration cannot become a plan.
+pub fn build_plan(report: &CheckReport, profile_name: &str) -> Result<plan::Plan, Vec<Diagnostic>> {
+    let mut r = Resolver {
+        loaded: &report.loaded,
+        sources: &report.sources,
+        diags: Vec::new(),
+    };
+    let plan = r.plan(profile_name);
+    if r.diags
+        .iter()
+        .any(|d| d.severity == crate::diag::Severity::Error)
+    {
+        return Err(r.diags);
+    }
+    let mut plan = plan;
+    plan.index_entrypoint_routers();
+    if let Err(e) = plan.check_consistency() {
+        return Err(vec![Diagnostic::error(
+            Code::Internal,
+            format!("the resolved plan is inconsistent: {e}"),
+        )]);
+    }
+    if let Err(e) = plan.seal() {
+        return Err(vec![Diagnostic::error(
+            Code::Internal,
+            format!("the plan could not be sealed: {e}"),
+        )]);
+    }
+    Ok(plan)
+}
+
+impl Resolver<'_> {
+    fn plan(&mut self, profile_name: &str) -> plan::Plan {
+        let entrypoints = self.entrypoints();
+        let (middlewares, mw_index) = self.middlewares();
+        let services = self.services();
+        let routers = self.routers(&entrypoints, &mw_index);
+        let tls = self.tls();
+        let (api, ping) = self.api_ping(&routers);
+        let inputs = self.inputs();
+        plan::Plan {
+            plan_version: plan::PLAN_VERSION,
+            hash: String::new(),
+            profile: profile_name.to_owned(),
+            inputs,
+            entrypoints,
+            routers,
+            services,
+            middlewares,
+            tls,
+            api,
+            ping,
+        }
+    }
+
+    fn inputs(&self) -> plan::Inputs {
+        use sha2::Digest as _;
+        let files: Vec<plan::InputFile> = self
+            .sources
+            .iter()
+            .map(|(_, f)| plan::InputFile {
+                path: f.name.clone(),
+                sha256: hex(&sha2::Sha256::digest(f.text.as_bytes())),
+            })
+            .collect();
+        let vars = self
+            .loaded
+            .profile
+            .as_ref()
+            .map(|p| p.vars.clone())
+            .unwrap_or_default();
+        plan::Inputs::new(files.clone(), vars.clone()).unwrap_or(plan::Inputs {
+            digest: String::new(),
+            files,
+            vars,
+        })
+    }
+
+    // ---- entry points ---------------------------------------------------------------------------
+
+    fn entrypoints(&mut self) -> BTreeMap<String, plan::EntryPoint> {
+        let st = &self.loaded.static_cfg;
+        let sc = &self.loaded.static_canon;
+        let mut out = BTreeMap::new();
+        let ports: BTreeMap<String, u16> = st
+            .entry_points
+            .iter()
+            .flatten()
+            .filter_map(|(n, e)| {
+                e.address
+                    .as_deref()
+                    .and_then(|a| crate::semantic::parse_address(a).ok())
+                    .map(|(p, _)| (n.clone(), p))
+            })
+            .collect();
+        for (name, ep) in st.entry_points.iter().flatten() {
+            let base = format!("/entryPoints/{}", escape(name));
+            let address = ep.address.clone().unwrap_or_default();
+            let Ok((port, _)) = crate::semantic::parse_address(&address) else {
+                continue;
+            };
+            let host = address
+                .rsplit_once(':')
+                .map(|(h, _)| h.trim_start_matches('[').trim_end_matches(']').to_owned())
+                .filter(|h| !h.is_empty());
+            let http = ep.http.as_ref();
+            let tls = http
+                .and_then(|h| h.tls.as_ref())
+                .map(|t| plan::EntryPointTls {
+                    options: t.options.clone().unwrap_or_else(|| "default".into()),
+                });
+            let redirect = http
+                .and_then(|h| h.redirections.as_ref())
+                .and_then(|r| r.entry_point.as_ref())
+                .map(|r| {
+                    let to = r.to.clone().unwrap_or_default();
+                    let port = to
+                        .strip_prefix(':')
+                        .and_then(|p| p.parse().ok())
+                        .or_else(|| ports.get(&to).copied())
+                        .unwrap_or(443);
+                    plan::Redirect {
+                        scheme: r.scheme.clone().unwrap_or_else(|| "https".into()),
+                        port,
+                        permanent: r.permanent.unwrap_or(true),
+                    }
+                });
+            let fh = ep.forwarded_headers.as_ref();
+            let transport = ep.transport.as_ref();
+            let rt = transport.and_then(|t| t.responding_timeouts.as_ref());
+            let lc = transport.and_then(|t| t.life_cycle.as_ref());
+            out.insert(
+                name.clone(),
+                plan::EntryPoint {
+                    address,
+                    port,
+                    host,
+                    tls,
+                    redirect,
+                    forwarded_headers: plan::ForwardedHeaders {
+                        insecure: fh.and_then(|f| f.insecure).unwrap_or(false),
+                        trusted_ips: fh.and_then(|f| f.trusted_ips.clone()).unwrap_or_default(),
+                    },
+                    timeouts: plan::Timeouts {
+                        read_ms: ms(rt.and_then(|t| t.read_timeout), 60_000),
+                        write_ms: ms(rt.and_then(|t| t.write_timeout), 0),
+                        idle_ms: ms(rt.and_then(|t| t.idle_timeout), 180_000),
+                        header_read_ms: HEADER_READ_TIMEOUT_MS,
+                        grace_ms: ms(lc.and_then(|l| l.grace_time_out), 10_000),
+                        request_accept_grace_ms: ms(
+                            lc.and_then(|l| l.request_accept_grace_timeout),
+                            0,
+                        ),
+                    },
+                    max_header_bytes: http
+                        .and_then(|h| h.max_header_bytes)
+                        .and_then(|b| u64::try_from(b).ok())
+                        .unwrap_or(1 << 20),
+                    routers: Vec::new(),
+                    source: self.provenance(sc.key_span(&base)),
+                },
+            );
+        }
+        // Traefik creates `traefik` on :8080 for the insecure API, ping and metrics.
+        let api_insecure = st.api.as_ref().and_then(|a| a.insecure) == Some(true);
+        let needs_traefik = api_insecure
+            || st
+                .ping
+                .as_ref()
+                .is_some_and(|p| p.entry_point.as_deref().unwrap_or("traefik") == "traefik");
+        if needs_traefik && !out.contains_key("traefik") {
+            let at = if api_insecure {
+                sc.key_span("/api/insecure")
+            } else {
+                sc.key_span("/ping")
+            };
+            out.insert(
+                "traefik".into(),
+                plan::EntryPoint {
+                    address: ":8080".into(),
+                    port: 8080,
+                    host: None,
+                    tls: None,
+                    redirect: None,
+                    forwarded_headers: plan::ForwardedHeaders {
+                        insecure: false,
+                        trusted_ips: Vec::new(),
+                    },
+                    timeouts: plan::Timeouts {
+                        read_ms: 60_000,
+                        write_ms: 0,
+                        idle_ms: 180_000,
+                        header_read_ms: HEADER_READ_TIMEOUT_MS,
+                        grace_ms: 10_000,
+                        request_accept_grace_ms: 0,
+                    },
+                    max_header_bytes: 1 << 20,
+                    routers: Vec::new(),
+                    source: self.provenance(at),
+                },
+            );
+        }
+        out
+    }
+
+    // ---- middlewares ----------------------------------------------------------------------------
+
+    /// All file-provider middlewares except chains, plus an index name → flattened list.
+    fn middlewares(
+        &mut self,
+    ) -> (
+        BTreeMap<String, plan::Middleware>,
+        BTreeMap<String, Vec<String>>,
+    ) {
+        let mut out = BTreeMap::new();
+        let mut all: Vec<(usize, String, &dy::Middleware)> = Vec::new();
+        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
+            for (name, m) in f
+                .model
+                .http
+                .iter()
+                .flat_map(|h| h.middlewares.iter().flatten())
+            {
+                if !all.iter().any(|(_, n, _)| n == name) {
+                    all.push((fi, name.clone(), m));
+                }
+            }
+        }
+        for (fi, name, m) in &all {
+            let base = format!("/http/middlewares/{}", escape(name));
+            let source = self.provenance(self.key_span(*fi, &base));
+            let kind = match self.middleware_kind(*fi, &base, m) {
+                Some(k) => k,
+                None => continue,
+            };
+            out.insert(name.clone(), plan::Middleware { source, kind });
+        }
+        // Flatten chains (cycles were rejected by `check`).
+        let mut index = BTreeMap::new();
+        for (_, name, _) in &all {
+            let mut flat = Vec::new();
+            self.flatten(name, &mut flat, 0);
+            index.insert(name.clone(), flat);
+        }
+        (out, index)
+    }
+
+    fn flatten(&self, name: &str, out: &mut Vec<String>, depth: usize) {
+        let bare = name.strip_suffix("@file").unwrap_or(name);
+        if depth > 64 {
+            return;
+        }
+        match self.find(bare, |h| h.middlewares.as_ref()) {
+            Some((_, m)) => match &m.chain {
+                Some(c) => {
+                    for child in c.middlewares.iter().flatten() {
+                        self.flatten(child, out, depth + 1);
+                    }
+                }
+                None => out.push(bare.to_owned()),
+            },
+            None => out.push(name.to_owned()),
+        }
+    }
+
+    fn middleware_kind(
+        &mut self,
+        fi: usize,
+        base: &str,
+        m: &dy::Middleware,
+    ) -> Option<plan::MiddlewareKind> {
+        use plan::MiddlewareKind as K;
+        if let Some(x) = &m.strip_prefix {
+            return Some(K::StripPrefix(plan::StripPrefix {
+                prefixes: x.prefixes.clone().unwrap_or_default(),
+            }));
+        }
+        if let Some(x) = &m.strip_prefix_regex {
+            return Some(K::StripPrefixRegex(plan::StripPrefixRegex {
+                regex: x.regex.clone().unwrap_or_default(),
+            }));
+        }
+        if let Some(x) = &m.add_prefix {
+            return Some(K::AddPrefix(plan::AddPrefix {
+                prefix: x.prefix.clone().unwrap_or_default(),
+            }));
+        }
+        if let Some(x) = &m.replace_path {
+            return Some(K::ReplacePath(plan::ReplacePath {
+                path: x.path.clone().unwrap_or_default(),
+            }));
+        }
+        if let Some(x) = &m.redirect_scheme {
+            return Some(K::RedirectScheme(plan::RedirectScheme {
+                scheme: x.scheme.clone().unwrap_or_else(|| "https".into()),
+                port: x.port.clone(),
+                permanent: x.permanent.unwrap_or(false),
+            }));
+        }
+        if let Some(x) = &m.redirect_regex {
+            return Some(K::RedirectRegex(plan::RedirectRegex {
+                regex: x.regex.clone().unwrap_or_default(),
+                replacement: x.replacement.clone().unwrap_or_default(),
+                permanent: x.permanent.unwrap_or(false),
+            }));
+        }
+        if let Some(x) = &m.basic_auth {
+            return Some(K::BasicAuth(plan::BasicAuth {
+                users: x.users.clone().unwrap_or_default(),
+                users_file: x.users_file.clone(),
+                realm: x.realm.clone().unwrap_or_else(|| "traefik".into()),
+                header_field: x.header_field.clone(),
+                remove_header: x.remove_header.unwrap_or(false),
+            }));
+        }
+        if let Some(x) = &m.retry {
+            return Some(K::Retry(plan::Retry {
+                attempts: u32::try_from(x.attempts.unwrap_or(0).max(0)).unwrap_or(u32::MAX),
+                initial_interval_ms: ms(x.initial_interval, 100),
+            }));
+        }
+        let allow = m
+            .ip_allow_list
+            .as_ref()
+            .map(|a| {
+                (
+                    a.source_range.clone(),
+                    a.ip_strategy.clone(),
+                    a.reject_status_code,
+                )
+            })
+            .or_else(|| {
+                m.ip_white_list
+                    .as_ref()
+                    .map(|a| (a.source_range.clone(), a.ip_strategy.clone(), None))
+            });
+        if let Some((ranges, strategy, reject)) = allow {
+            return Some(K::IpAllowList(plan::IpAllowList {
+                source_range: ranges.unwrap_or_default(),
+                reject_status_code: reject.and_then(|c| u16::try_from(c).ok()).unwrap_or(403),
+                depth: strategy
+                    .as_ref()
+                    .and_then(|s| s.depth)
+                    .and_then(|d| u32::try_from(d).ok())
+                    .unwrap_or(0),
+                excluded_ips: strategy.and_then(|s| s.excluded_ips).unwrap_or_default(),
+            }));
+        }
+        if let Some(h) = &m.headers {
+            let unsupported: Vec<&str> = [
+                ("allowedHosts", h.allowed_hosts.is_some()),
+                ("hostsProxyHeaders", h.hosts_proxy_headers.is_some()),
+                ("sslProxyHeaders", h.ssl_proxy_headers.is_some()),
+                (
+                    "customBrowserXSSValue",
+                    h.custom_browser_xss_value.is_some(),
+                ),
+                (
+                    "contentSecurityPolicyReportOnly",
+                    h.content_security_policy_report_only.is_some(),
+                ),
+                ("publicKey", h.public_key.is_some()),
+                (
+                    "accessControlAllowOriginListRegex",
+                    h.access_control_allow_origin_list_regex.is_some(),
+                ),
+                ("featurePolicy", h.feature_policy.is_some()),
+                ("sslRedirect", h.ssl_redirect.is_some()),
+                ("sslTemporaryRedirect", h.ssl_temporary_redirect.is_some()),
+                ("sslHost", h.ssl_host.is_some()),
+                ("sslForceHost", h.ssl_force_host.is_some()),
+            ]
+            .into_iter()
+            .filter(|(_, set)| *set)
+            .map(|(n, _)| n)
+            .collect();
+            for field in unsupported {
+                let p = format!("{base}/headers/{field}");
+                let span = self.key_span(fi, &p);
+                self.error(span, p, format!("headers option `{field}` is valid Traefik, but not supported by bridgectl plans"));
+            }
+            return Some(K::Headers(plan::Headers {
+                custom_request_headers: h.custom_request_headers.clone().unwrap_or_default(),
+                custom_response_headers: h.custom_response_headers.clone().unwrap_or_default(),
+                sts_seconds: h
+                    .sts_seconds
+                    .and_then(|s| u64::try_from(s).ok())
+                    .unwrap_or(0),
+                sts_include_subdomains: h.sts_include_subdomains.unwrap_or(false),
+                sts_preload: h.sts_preload.unwrap_or(false),
+                force_sts_header: h.force_sts_header.unwrap_or(false),
+                frame_deny: h.frame_deny.unwrap_or(false),
+                custom_frame_options_value: h.custom_frame_options_value.clone(),
+                content_type_nosniff: h.content_type_nosniff.unwrap_or(false),
+                browser_xss_filter: h.browser_xss_filter.unwrap_or(false),
+                content_security_policy: h.content_security_policy.clone(),
+                referrer_policy: h.referrer_policy.clone(),
+                permissions_policy: h.permissions_policy.clone(),
+                access_control_allow_credentials: h
+                    .access_control_allow_credentials
+                    .unwrap_or(false),
+                access_control_allow_headers: h
+                    .access_control_allow_headers
+                    .clone()
+                    .unwrap_or_default(),
+                access_control_allow_methods: h
+                    .access_control_allow_methods
+                    .clone()
+                    .unwrap_or_default(),
+                access_control_allow_origin_list: h
+                    .access_control_allow_origin_list
+                    .clone()
+                    .unwrap_or_default(),
+                access_control_expose_headers: h
+                    .access_control_expose_headers
+                    .clone()
+                    .unwrap_or_default(),
+                access_control_max_age: h
+                    .access_control_max_age
+                    .and_then(|s| u64::try_from(s).ok())
+                    .unwrap_or(0),
+                add_vary_header: h.add_vary_header.unwrap_or(false),
+            }));
+        }
+        // chain (flattened elsewhere) or an unsupported kind (already reported by `check`).
+        None
+    }
+
+    // ---- services -------------------------------------------------------------------------------
+
+    fn services(&mut self) -> BTreeMap<String, plan::Service> {
+        let mut out = BTreeMap::new();
+        let mut seen = BTreeSet::new();
+        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
+            for (name, s) in f
+                .model
+                .http
+                .iter()
+                .flat_map(|h| h.services.iter().flatten())
+            {
+                if !seen.insert(name.clone()) {
+                    continue;
+                }
+                let base = format!("/http/services/{}", escape(name));
+                let source = self.provenance(self.key_span(fi, &base));
+                if s.middlewares.as_ref().is_some_and(|m| !m.is_empty()) {
+                    let p = format!("{base}/middlewares");
+                    let span = self.key_span(fi, &p);
+                    self.error(span, p, format!("service `{name}`: service-level middlewares are valid Traefik, but not supported by bridgectl plans yet"));
+                }
+                let strip = |n: &Option<String>| {
+                    n.clone()
+                        .unwrap_or_default()
+                        .trim_end_matches("@file")
+                        .to_owned()
+                };
+                let kind = if let Some(lb) = &s.load_balancer {
+                    plan::ServiceKind::LoadBalancer(plan::LoadBalancer {
+                        servers: lb
+                            .servers
+                            .iter()
+                            .flatten()
+                            .filter(|sv| sv.weight.unwrap_or(1) > 0)
+                            .map(|sv| plan::Server {
+                                url: sv.url.clone().unwrap_or_default(),
+                                weight: u32::try_from(sv.weight.unwrap_or(1)).unwrap_or(1),
+                            })
+                            .collect(),
+                        pass_host_header: lb.pass_host_header.unwrap_or(true),
+                        health_check: lb.health_check.as_ref().map(health_check),
+                        servers_transport: lb.servers_transport.clone(),
+                    })
+                } else if let Some(w) = &s.weighted {
+                    plan::ServiceKind::Weighted(plan::Weighted {
+                        services: w
+                            .services
+                            .iter()
+                            .flatten()
+                            .map(|ws| plan::WeightedRef {
+                                service: strip(&ws.name),
+                                weight: u32::try_from(ws.weight.unwrap_or(1).max(0)).unwrap_or(1),
+                            })
+                            .collect(),
+                        health_check: w.health_check.is_some(),
+                    })
+                } else if let Some(fo) = &s.failover {
+                    plan::ServiceKind::Failover(plan::Failover {
+                        service: strip(&fo.service),
+                        fallback: strip(&fo.fallback),
+                        health_check: fo.health_check.is_some(),
+                    })
+                } else if let Some(m) = &s.mirroring {
+                    plan::ServiceKind::Mirroring(plan::Mirroring {
+                        service: strip(&m.service),
+                        mirrors: m
+                            .mirrors
+                            .iter()
+                            .flatten()
+                            .map(|x| plan::Mirror {
+                                service: strip(&x.name),
+                                percent: u8::try_from(x.percent.unwrap_or(0).clamp(0, 100))
+                                    .unwrap_or(0),
+                            })
+                            .collect(),
+                        mirror_body: m.mirror_body.unwrap_or(true),
+                        max_body_size: m.max_body_size.and_then(|b| u64::try_from(b).ok()),
+                    })
+                } else {
+                    continue; // highestRandomWeight or none: already reported by `check`.
+                };
+                out.insert(name.clone(), plan::Service { source, kind });
+            }
+        }
+        out
+    }
+
+    // ---- routers --------------------------------------------------------------------------------
+
+    fn routers(
+        &mut self,
+        entrypoints: &BTreeMap<String, plan::EntryPoint>,
+        mw_index: &BTreeMap<String, Vec<String>>,
+    ) -> BTreeMap<String, plan::Router> {
+        let st = &self.loaded.static_cfg;
+        let default_syntax = match st
+            .core
+            .as_ref()
+            .and_then(|c| c.default_rule_syntax.as_deref())
+        {
+            Some("v2") => RuleSyntax::V2,
+            _ => RuleSyntax::V3,
+        };
+        let defaults = crate::policy::default_entry_points(self.loaded);
+        let ep_mws: BTreeMap<String, Vec<String>> = st
+            .entry_points
+            .iter()
+            .flatten()
+            .map(|(n, e)| {
+                (
+                    n.clone(),
+                    e.http
+                        .as_ref()
+                        .and_then(|h| h.middlewares.clone())
+                        .unwrap_or_default(),
+                )
+            })
+            .collect();
+        let mut out = BTreeMap::new();
+        let mut seen = BTreeSet::new();
+        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
+            for (name, r) in f.model.http.iter().flat_map(|h| h.routers.iter().flatten()) {
+                if !seen.insert(name.clone()) {
+                    continue;
+                }
+                let base = format!("/http/routers/{}", escape(name));
+                let source = self.provenance(self.key_span(fi, &base));
+                let syntax = RuleSyntax::from_router(r.rule_syntax.as_deref(), default_syntax);
+                let Ok(matcher) = parse_rule(&r.rule, syntax) else {
+                    continue;
+                };
+                let priority = r
+                    .priority
+                    .filter(|p| *p != 0)
+                    .unwrap_or_else(|| default_priority(&r.rule));
+                let eps: Vec<String> = r
+                    .entry_points
+                    .clone()
+                    .unwrap_or_else(|| defaults.clone())
+                    .into_iter()
+                    .filter(|e| entrypoints.contains_key(e))
+                    .collect();
+                if eps.is_empty() {
+                    continue;
+                }
+                // Entry points with different entry-point middlewares split the router, as Traefik does.
+                let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+                for ep in &eps {
+                    groups
+                        .entry(ep_mws.get(ep).cloned().unwrap_or_default())
+                        .or_default()
+                        .push(ep.clone());
+                }
+                let split = groups.len() > 1;
+                for (epm, group) in groups {
+                    let mut mws = Vec::new();
+                    for m in epm.iter().chain(r.middlewares.iter().flatten()) {
+                        let bare = m.strip_suffix("@file").unwrap_or(m);
+                        match mw_index.get(bare) {
+                            Some(flat) => mws.extend(flat.iter().cloned()),
+                            None => {
+                                let p = format!("{base}/middlewares");
+                                let span = self.key_span(fi, &p);
+                                self.error(
+                                    span,
+                                    p,
+                                    format!(
+                                        "router `{name}`: middleware `{m}` cannot be part of a plan"
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    let ep_tls = group
+                        .iter()
+                        .find_map(|e| entrypoints.get(e).and_then(|ep| ep.tls.clone()));
+                    let tls = match (&r.tls, ep_tls) {
+                        (Some(t), _) => Some(plan::RouterTls {
+                            options: t
+                                .options
+                                .clone()
+                                .unwrap_or_else(|| "default".into())
+                                .trim_end_matches("@file")
+                                .to_owned(),
+                        }),
+                        (None, Some(t)) => Some(plan::RouterTls { options: t.options }),
+                        (None, None) => None,
+                    };
+                    let key = if split {
+                        format!("{}-{name}", group.join("-"))
+                    } else {
+                        name.clone()
+                    };
+                    let service = if r.service.ends_with("@internal") {
+                        r.service.clone()
+                    } else {
+                        r.service.trim_end_matches("@file").to_owned()
+                    };
+                    out.insert(
+                        key,
+                        plan::Router {
+                            entrypoints: group,
+                            rule: r.rule.clone(),
+                            rule_syntax: match syntax {
+                                RuleSyntax::V2 => "v2".into(),
+                                RuleSyntax::V3 => "v3".into(),
+                            },
+                            matcher: matcher.clone(),
+                            priority,
+                            middlewares: mws,
+                            service,
+                            tls,
+                            source: source.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    // ---- tls, api -------------------------------------------------------------------------------
+
+    fn tls(&mut self) -> plan::Tls {
+        let mut certificates = Vec::new();
+        let mut default_certificate = None;
+        let mut options = BTreeMap::new();
+        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
+            let Some(t) = &f.model.tls else { continue };
+            for (i, c) in t.certificates.iter().flatten().enumerate() {
+                let (cert, key) = (
+                    c.cert_file.clone().unwrap_or_default(),
+                    c.key_file.clone().unwrap_or_default(),
+                );
+                if cert.contains("-----BEGIN") || key.contains("-----BEGIN") {
+                    let p = format!("/tls/certificates/{i}");
+                    let span = self.key_span(fi, &p);
+                    self.error(span, p, "inline PEM certificates are valid Traefik, but a plan references certificate files by path; put the PEM in a file".into());
+                    continue;
+                }
+                let c = plan::Certificate {
+                    cert_file: cert,
+                    key_file: key,
+                };
+                if !certificates.contains(&c) {
+                    certificates.push(c);
+                }
+            }
+            if let Some(dc) = t
+                .stores
+                .as_ref()
+                .and_then(|s| s.get("default"))
+                .and_then(|s| s.default_certificate.as_ref())
+            {
+                default_certificate = Some(plan::Certificate {
+                    cert_file: dc.cert_file.clone().unwrap_or_default(),
+                    key_file: dc.key_file.clone().unwrap_or_default(),
+                });
+            }
+            for (name, o) in t.options.iter().flatten() {
+                options
+                    .entry(name.clone())
+                    .or_insert_with(|| plan::TlsOptions {
+                        min_version: tls_version(o.min_version.as_deref())
+                            .unwrap_or_else(|| "1.2".into()),
+                        max_version: tls_version(o.max_version.as_deref()),
+                        cipher_suites: o.cipher_suites.clone().unwrap_or_default(),
+                        alpn_protocols: o
+                            .alpn_protocols
+                            .clone()
+                            .unwrap_or_else(|| vec!["h2".into(), "http/1.1".into()]),
+                        sni_strict: o.sni_strict.unwrap_or(false),
+                        client_auth: o.client_auth.as_ref().map(|ca| plan::ClientAuth {
+                            ca_files: ca.ca_files.clone().unwrap_or_default(),
+                            auth_type: ca
+                                .client_auth_type
+                                .clone()
+                                .unwrap_or_else(|| "NoClientCert".into()),
+                        }),
+                    });
+            }
+        }
+        options
+            .entry("default".into())
+            .or_insert_with(|| plan::TlsOptions {
+                min_version: "1.2".into(),
+                max_version: None,
+                cipher_suites: Vec::new(),
+                alpn_protocols: vec!["h2".into(), "http/1.1".into()],
+                sni_strict: false,
+                client_auth: None,
+            });
+        plan::Tls {
+            certificates,
+            default_certificate,
+            options,
+        }
+    }
+
+    fn api_ping(
+        &self,
+        routers: &BTreeMap<String, plan::Router>,
+    ) -> (Option<plan::Api>, Option<plan::Ping>) {
+        let st = &self.loaded.static_cfg;
+        let api = st.api.as_ref().map(|a| {
+            let insecure = a.insecure.unwrap_or(false);
+            let entrypoint = if insecure {
+                "traefik".to_owned()
+            } else {
+                routers
+                    .values()
+                    .find(|r| r.service == "api@internal" || r.service == "dashboard@internal")
+                    .and_then(|r| r.entrypoints.first().cloned())
+                    .unwrap_or_else(|| "traefik".into())
+            };
+            plan::Api {
+                entrypoint,
+                dashboard: a.dashboard.unwrap_or(true),
+                insecure,
+                base_path: a.base_path.clone().unwrap_or_else(|| "/".into()),
+                middlewares: Vec::new(),
+            }
+        });
+        let ping = st.ping.as_ref().map(|p| plan::Ping {
+            entrypoint: p.entry_point.clone().unwrap_or_else(|| "traefik".into()),
+        });
+        (api, ping)
+    }
+}
+
+fn tls_version(v: Option<&str>) -> Option<String> {
+    Some(
+        match v? {
+            "VersionTLS10" => "1.0",
+            "VersionTLS11" => "1.1",
+            "VersionTLS12" => "1.2",
+            "VersionTLS13" => "1.3",
+            other => other,
+        }
+        .to_owned(),
+    )
+}
+
+fn health_check(hc: &dy::ServerHealthCheck) -> plan::HealthCheck {
+    let interval = ms(hc.interval, 30_000);
+    plan::HealthCheck {
+        path: hc.path.clone().unwrap_or_else(|| "/".into()),
+        scheme: hc.scheme.clone(),
+        port: hc.port.and_then(|p| u16::try_from(p).ok()),
+        hostname: hc.hostname.clone(),
+        method: hc
+            .method
+            .clone()
+            .unwrap_or_else(|| "GET".into())
+            .to_ascii_uppercase(),
+        headers: hc.headers.clone().unwrap_or_default(),
+        status: hc.status.and_then(|s| u16::try_from(s).ok()),
+        interval_ms: interval,
+        unhealthy_interval_ms: ms(hc.unhealthy_interval, interval),
+        timeout_ms: ms(hc.timeout, 5_000),
+        follow_redirects: hc.follow_redirects.unwrap_or(true),
+        down_reprobe_interval_ms: DOWN_REPROBE_INTERVAL_MS,
+        probe_before_traffic: true,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,525 @@
+//! `bridgectl build`, `explain` and `diff` as a user runs them: reproducible plans for the seed in dev
+//! and prod, located policy errors, nothing written on failure, and tampered plans refused.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a test failure"
+)]
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use bridge_tests::repo_root;
+
+fn bridgectl() -> Command {
+    let mut cmd = Command::cargo_bin("bridgectl").expect("bridgectl binary is built");
+    cmd.current_dir(repo_root());
+    cmd
+}
+
+/// Test certificates and a users file for the prod profile.
+struct ProdFiles {
+    dir: tempfile::TempDir,
+}
+
+impl ProdFiles {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let far = time::OffsetDateTime::now_utc() + time::Duration::days(400);
+        write_cert(dir.path(), "bridge", &["scadabridge.example.com"], far);
+        write_cert(dir.path(), "other", &["other.example.com"], far);
+        write_cert(
+            dir.path(),
+            "soon",
+            &["scadabridge.example.com"],
+            time::OffsetDateTime::now_utc() + time::Duration::days(10),
+        );
+        fs::write(
+            dir.path().join("dashboard.htpasswd"),
+            "admin:$apr1$H6uskkkW$IgXLP6ewTrSuBkTrqE8wj/\n",
+        )
+        .unwrap();
+        fs::write(dir.path().join("plain.htpasswd"), "admin:changeme\n").unwrap();
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_string_lossy().into_owned()
+    }
+
+    fn vars(&self, cert: &str, key: &str, users: &str) -> Vec<String> {
+        vec![
+            "--var".into(),
+            "domain=scadabridge.example.com".into(),
+            "--var".into(),
+            format!("tls_cert={}", self.path(cert)),
+            "--var".into(),
+            format!("tls_key={}", self.path(key)),
+            "--var".into(),
+            format!("dashboard_users_file={}", self.path(users)),
+        ]
+    }
+
+    fn good(&self) -> Vec<String> {
+        self.vars("bridge.crt", "bridge.key", "dashboard.htpasswd")
+    }
+}
+
+fn write_cert(dir: &Path, name: &str, sans: &[&str], not_after: time::OffsetDateTime) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params =
+        rcgen::CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .unwrap();
+    params.not_before = time::OffsetDateTime::now_utc() - time::Duration::days(1);
+    params.not_after = not_after;
+    let cert = params.self_signed(&key).unwrap();
+    fs::write(dir.join(format!("{name}.crt")), cert.pem()).unwrap();
+    fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
+}
+
+fn build(args: &[String], out: &Path) -> std::process::Output {
+    bridgectl()
+        .arg("build")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+#[test]
+fn dev_plan_is_reproducible_and_golden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
+    let args = s(&["examples/scadabridge", "--profile", "dev"]);
+    let out = build(&args, &a);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(build(&args, &b).status.code(), Some(0));
+    let (ta, tb) = (
+        fs::read_to_string(&a).unwrap(),
+        fs::read_to_string(&b).unwrap(),
+    );
+    assert_eq!(
+        ta, tb,
+        "two builds of the same inputs must give identical bytes"
+    );
+    let plan: serde_json::Value = serde_json::from_str(&ta).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        plan["hash"].as_str().unwrap()
+    );
+    assert!(
+        fs::read_dir(tmp.path()).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".tmp"))
+    );
+    insta::with_settings!({snapshot_path => "snapshots/plans", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("scadabridge-dev", ta);
+    });
+}
+
+#[test]
+fn dev_plan_routes_the_seed_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("plan.json");
+    assert_eq!(
+        build(&s(&["examples/scadabridge", "--profile", "dev"]), &p)
+            .status
+            .code(),
+        Some(0)
+    );
+    let plan: serde_json::Value = serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap();
+    assert_eq!(plan["entrypoints"]["web"]["port"], 80);
+    assert_eq!(
+        plan["entrypoints"]["traefik"]["port"], 8080,
+        "api.insecure creates the traefik entry point"
+    );
+    assert_eq!(
+        plan["entrypoints"]["web"]["routers"],
+        serde_json::json!(["central"])
+    );
+    let hc = &plan["services"]["central"]["kind"]["load_balancer"]["health_check"];
+    assert_eq!(hc["path"], "/health/active");
+    assert_eq!(hc["interval_ms"], 5000);
+    assert_eq!(hc["timeout_ms"], 3000);
+    assert_eq!(
+        plan["routers"]["central"]["priority"], 15,
+        "default priority is the rule length"
+    );
+    assert_eq!(plan["routers"]["central"]["source"]["file"], "dynamic.yml");
+    assert_eq!(plan["routers"]["central"]["source"]["line"], 3);
+    assert_eq!(plan["api"]["insecure"], true);
+}
+
+#[test]
+fn prod_plan_serves_https_redirects_http_and_secures_the_dashboard() {
+    let files = ProdFiles::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("plan.json");
+    let mut args = s(&["examples/scadabridge", "--profile", "prod"]);
+    args.extend(files.good());
+    let out = build(&args, &p);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(&p).unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let eps = &plan["entrypoints"];
+    assert_eq!(
+        eps["web"]["redirect"],
+        serde_json::json!({"scheme": "https", "port": 443, "permanent": true})
+    );
+    assert_eq!(eps["web"]["routers"], serde_json::json!([]));
+    assert_eq!(eps["websecure"]["port"], 443);
+    assert_eq!(eps["websecure"]["tls"]["options"], "bridgectl-prod");
+    assert_eq!(eps["websecure"]["routers"], serde_json::json!(["central"]));
+    assert_eq!(eps["traefik"]["tls"]["options"], "bridgectl-prod");
+    let central = &plan["routers"]["central"];
+    assert_eq!(central["tls"]["options"], "bridgectl-prod");
+    assert_eq!(
+        central["middlewares"],
+        serde_json::json!(["bridgectl-hsts"])
+    );
+    let hsts = &plan["middlewares"]["bridgectl-hsts"]["kind"]["headers"];
+    assert_eq!(hsts["sts_seconds"], 31_536_000);
+    assert_eq!(hsts["sts_include_subdomains"], true);
+    let dash = &plan["routers"]["bridgectl-dashboard"];
+    assert_eq!(dash["service"], "api@internal");
+    assert_eq!(
+        dash["middlewares"],
+        serde_json::json!(["bridgectl-dashboard-auth", "bridgectl-hsts"])
+    );
+    assert_eq!(plan["api"]["insecure"], false);
+    let opts = &plan["tls"]["options"]["bridgectl-prod"];
+    assert_eq!(opts["min_version"], "1.2");
+    assert_eq!(
+        opts["alpn_protocols"],
+        serde_json::json!(["h2", "http/1.1"])
+    );
+    assert_eq!(
+        plan["tls"]["certificates"][0]["cert_file"],
+        files.path("bridge.crt")
+    );
+    assert!(
+        !text.contains("BEGIN"),
+        "certificates are referenced by path, never embedded"
+    );
+    let redacted = text.replace(&files.dir.path().to_string_lossy().into_owned(), "[CERTS]");
+    let redacted = regex_lite_replace_hashes(&redacted);
+    insta::with_settings!({snapshot_path => "snapshots/plans", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("scadabridge-prod", redacted);
+    });
+}
+
+/// Hashes depend on the temporary certificate paths; replace them for the golden file.
+fn regex_lite_replace_hashes(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let t = l.trim_start();
+            if t.starts_with("\"hash\": \"sha256:")
+                || t.starts_with("\"digest\": \"sha256:")
+                || t.starts_with("\"sha256\": ")
+            {
+                let indent = &l[..l.len() - t.len()];
+                let key = t.split(':').next().unwrap_or("");
+                let comma = if t.ends_with(',') { "," } else { "" };
+                format!("{indent}{key}: \"[HASH]\"{comma}")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+#[test]
+fn missing_prod_variables_are_named_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("plan.json");
+    let out = build(
+        &s(&[
+            "examples/scadabridge",
+            "--profile",
+            "prod",
+            "--var",
+            "domain=x.example.com",
+        ]),
+        &p,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for var in ["tls_cert", "tls_key", "dashboard_users_file"] {
+        assert!(
+            err.contains(&format!("needs the variable `{var}`")),
+            "{err}"
+        );
+    }
+    assert!(!err.contains("needs the variable `domain`"), "{err}");
+    assert!(!p.exists(), "a failed build must not write a plan");
+}
+
+fn prod_error(extra_dir: Option<&Path>, vars: Vec<String>, profile: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("plan.json");
+    let dir = extra_dir.map_or_else(
+        || "examples/scadabridge".to_owned(),
+        |d| d.to_string_lossy().into_owned(),
+    );
+    let mut args = vec![dir, "--profile".into(), profile.into()];
+    args.extend(vars);
+    let out = build(&args, &p);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!p.exists());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A copy of the seed with extra dynamic content appended.
+fn seed_with(extra_dynamic: &str, extra_static: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let root = repo_root().join("examples/scadabridge");
+    fs::write(
+        d.path().join("traefik.yml"),
+        fs::read_to_string(root.join("traefik.yml")).unwrap() + extra_static,
+    )
+    .unwrap();
+    fs::write(
+        d.path().join("dynamic.yml"),
+        fs::read_to_string(root.join("dynamic.yml")).unwrap() + extra_dynamic,
+    )
+    .unwrap();
+    d
+}
+
+#[test]
+fn prod_refuses_a_certificate_that_does_not_match_its_key() {
+    let files = ProdFiles::new();
+    let err = prod_error(
+        None,
+        files.vars("bridge.crt", "other.key", "dashboard.htpasswd"),
+        "prod",
+    );
+    assert!(
+        err.contains("error[certificate]") && err.contains("does not match"),
+        "{err}"
+    );
+    assert!(
+        err.contains("profiles/prod.yml:"),
+        "located in the profile: {err}"
+    );
+}
+
+#[test]
+fn prod_refuses_a_certificate_for_another_domain() {
+    let files = ProdFiles::new();
+    let err = prod_error(
+        None,
+        files.vars("other.crt", "other.key", "dashboard.htpasswd"),
+        "prod",
+    );
+    assert!(
+        err.contains("does not cover `scadabridge.example.com`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn prod_warns_about_a_certificate_expiring_soon() {
+    let files = ProdFiles::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("plan.json");
+    let mut args = s(&["examples/scadabridge", "--profile", "prod"]);
+    args.extend(files.vars("soon.crt", "soon.key", "dashboard.htpasswd"));
+    let out = build(&args, &p);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("warning[certificate]: the certificate expires in")
+    );
+    args.push("--deny-warnings".into());
+    assert_eq!(
+        build(&args, &tmp.path().join("p2.json")).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn prod_refuses_plaintext_dashboard_users() {
+    let files = ProdFiles::new();
+    let err = prod_error(
+        None,
+        files.vars("bridge.crt", "bridge.key", "plain.htpasswd"),
+        "prod",
+    );
+    assert!(
+        err.contains("error[invalid-hash]") && err.contains("plain.htpasswd:1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn prod_refuses_a_plain_http_router() {
+    let files = ProdFiles::new();
+    let d = seed_with("", "");
+    let dynamic = fs::read_to_string(d.path().join("dynamic.yml")).unwrap().replacen(
+        "  services:\n",
+        "    metrics:\n      rule: \"PathPrefix(`/metrics`)\"\n      service: central\n      entryPoints: [internal]\n  services:\n",
+        1,
+    );
+    fs::write(d.path().join("dynamic.yml"), dynamic).unwrap();
+    let st = fs::read_to_string(d.path().join("traefik.yml")).unwrap();
+    fs::write(
+        d.path().join("traefik.yml"),
+        st.replacen(
+            "entryPoints:\n",
+            "entryPoints:\n  internal:\n    address: \":9100\"\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let err = prod_error(Some(d.path()), files.good(), "prod");
+    assert!(
+        err.contains("error[policy]")
+            && err.contains("router `metrics` served over plain HTTP on entry point `internal`"),
+        "{err}"
+    );
+    assert!(err.contains("dynamic.yml:"), "{err}");
+}
+
+#[test]
+fn prod_refuses_a_dashboard_without_auth_and_weak_tls() {
+    let files = ProdFiles::new();
+    let d = seed_with(
+        "\n  tls:\n    options:\n      legacy:\n        minVersion: VersionTLS11\n",
+        "",
+    );
+    let dynamic = fs::read_to_string(d.path().join("dynamic.yml")).unwrap();
+    let dynamic = dynamic.replace("\n  tls:", "\ntls:").replacen(
+        "  services:\n",
+        "    open-api:\n      rule: \"PathPrefix(`/api`)\"\n      service: api@internal\n      entryPoints: [websecure]\n      tls: {}\n  services:\n",
+        1,
+    );
+    fs::write(d.path().join("dynamic.yml"), dynamic).unwrap();
+    let err = prod_error(Some(d.path()), files.good(), "prod");
+    assert!(
+        err.contains("router `open-api`: it serves the dashboard/API without basicAuth"),
+        "{err}"
+    );
+    assert!(
+        err.contains("requires TLS 1.2 or newer; TLS options `legacy` allow VersionTLS11"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_profile_that_leaves_the_api_insecure_is_refused_with_the_location() {
+    let files = ProdFiles::new();
+    let prod = fs::read_to_string(repo_root().join("profiles/prod.yml")).unwrap();
+    let lax = prod.replace("    insecure: false\n", "");
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = tmp.path().join("lax.yml");
+    fs::write(&profile, lax).unwrap();
+    let err = prod_error(None, files.good(), &profile.to_string_lossy());
+    assert!(err.contains("refuses `api.insecure: true`"), "{err}");
+    assert!(
+        err.contains("examples/scadabridge/traefik.yml:7:"),
+        "points at the seed's api.insecure: {err}"
+    );
+}
+
+#[test]
+fn explain_and_diff_read_verified_plans() {
+    let files = ProdFiles::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dev, prod) = (tmp.path().join("dev.json"), tmp.path().join("prod.json"));
+    assert_eq!(
+        build(&s(&["examples/scadabridge", "--profile", "dev"]), &dev)
+            .status
+            .code(),
+        Some(0)
+    );
+    let mut args = s(&["examples/scadabridge", "--profile", "prod"]);
+    args.extend(files.good());
+    assert_eq!(build(&args, &prod).status.code(), Some(0));
+
+    let out = bridgectl().arg("explain").arg(&dev).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("central") && text.contains("/health/active"),
+        "{text}"
+    );
+
+    let out = bridgectl()
+        .arg("diff")
+        .arg(&dev)
+        .arg(&dev)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "no change: exit 0");
+    let out = bridgectl()
+        .arg("diff")
+        .arg(&dev)
+        .arg(&prod)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "changes: exit 1");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("websecure") && text.contains("bridgectl-hsts"),
+        "{text}"
+    );
+
+    // A tampered plan is refused by every reader.
+    let tampered = tmp.path().join("tampered.json");
+    let t = fs::read_to_string(&dev)
+        .unwrap()
+        .replace("scadabridge-central-b", "evil-host");
+    fs::write(&tampered, t).unwrap();
+    let out = bridgectl().arg("explain").arg(&tampered).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("hash"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn build_to_stdout() {
+    let out = bridgectl()
+        .args([
+            "build",
+            "examples/scadabridge",
+            "--profile",
+            "dev",
+            "--out",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["plan_version"], 1);
+}
