@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of `bridgectl check` as a whole process (release build), next to the config checkers of
+# Benchmark of `bridgectl check` and `bridgectl build` as whole processes (release build), next to the config checkers of
 # peer proxies on an equivalent configuration when they are installed (nginx -t, haproxy -c).
 # Writes bench/results/check-<date>.md. Bounded: a fixed number of runs per command.
 # Usage: bench/check_bench.sh [RUNS]   (default 30; needs python3, GNU time; uses hyperfine if present)
@@ -68,6 +68,8 @@ mkdir -p bench/results
   echo "|---|---|---|---|"
   echo "| bridgectl check | seed (examples/scadabridge) | $(median_ms "$BIN" check examples/scadabridge) | $(peak_rss_mb "$BIN" check examples/scadabridge) |"
   echo "| bridgectl check | 10,000 routers + 10,000 services ($(du -h "$WORK/big10k/dynamic.yml" | cut -f1)) | $(RUNS=5 median_ms "$BIN" check "$WORK/big10k") | $(peak_rss_mb "$BIN" check "$WORK/big10k") |"
+  echo "| bridgectl build --profile dev | seed | $(median_ms "$BIN" build examples/scadabridge --profile dev --out "$WORK/plan.json") | $(peak_rss_mb "$BIN" build examples/scadabridge --profile dev --out "$WORK/plan.json") |"
+  echo "| bridgectl build --profile dev | 10,000 routers + 10,000 services | $(RUNS=5 median_ms "$BIN" build "$WORK/big10k" --profile dev --out "$WORK/plan10k.json") | $(peak_rss_mb "$BIN" build "$WORK/big10k" --profile dev --out "$WORK/plan10k.json") |"
   if command -v nginx >/dev/null; then
     echo "| nginx -t (peer) | seed-equivalent nginx.conf | $(median_ms nginx -t -q -c "$WORK/nginx.conf") | $(peak_rss_mb nginx -t -q -c "$WORK/nginx.conf") |"
   fi
@@ -75,5 +77,6 @@ mkdir -p bench/results
     echo "| haproxy -c (peer) | seed-equivalent haproxy.cfg | $(median_ms haproxy -c -q -f "$WORK/haproxy.cfg") | $(peak_rss_mb haproxy -c -q -f "$WORK/haproxy.cfg") |"
   fi
   echo
-  echo "Targets (issue: bridgectl check): seed < 10 ms; 10,000 routers and services < 1 s and < 200 MB peak RSS."
+  echo "Targets: check of the seed < 10 ms; check of 10,000 routers and services < 1 s and < 200 MB peak RSS;"
+  echo "build of the seed < 20 ms; build of 10,000 routers < 1.5 s."
 } | tee "$OUT"
