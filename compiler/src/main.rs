@@ -275,7 +275,9 @@ fn run_check(args: CheckArgs, plan_out: Option<PathBuf>) -> anyhow::Result<ExitC
                 return Ok(ExitCode::from(1));
             }
             Ok(plan) => {
-                let text = plan.to_file_string().context("serialising the plan")?;
+                // `build_plan` sealed it; serialise once more only for the file layout.
+                let value = serde_json::to_value(&plan).context("serialising the plan")?;
+                let text = bridge_plan::canonical_pretty(&value).context("serialising the plan")?;
                 if out_path.as_os_str() == "-" {
                     std::io::stdout().write_all(text.as_bytes())?;
                 } else {
@@ -283,13 +285,15 @@ fn run_check(args: CheckArgs, plan_out: Option<PathBuf>) -> anyhow::Result<ExitC
                         .with_context(|| format!("writing {}", out_path.display()))?;
                     writeln!(out, "{}", plan.hash)?;
                 }
-                eprintln!(
+                let summary = format!(
                     "wrote {} ({} entry points, {} routers, {} services; profile {profile})",
                     out_path.display(),
                     plan.entrypoints.len(),
                     plan.routers.len(),
                     plan.services.len()
                 );
+                eprintln!("{summary}");
+                std::mem::forget((plan, value, text));
             }
         }
     } else if plan_out.is_some() {

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod plan;
+pub mod routing;
 
 #[cfg(test)]
 mod dependency_policy {
