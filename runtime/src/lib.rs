@@ -9,8 +9,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod forward;
+pub mod health;
 pub mod plan;
 pub mod routing;
+pub mod server;
+pub mod upstream;
 
 #[cfg(test)]
 mod dependency_policy {

@@ -1,0 +1,285 @@
+//! Request and response header rewriting for forwarding, as Traefik does it.
+//!
+//! Hop-by-hop headers never cross the proxy; `X-Forwarded-*` and `X-Real-Ip` describe the client
+//! as this proxy saw it, and values sent by the client are kept only when the peer is trusted
+//! (`forwardedHeaders.insecure` or `trustedIPs`) — otherwise a client could claim any address.
+//! Pure functions over `http::HeaderMap`, so they are tested without sockets.
+
+use std::net::IpAddr;
+
+use bridge_plan::ForwardedHeaders;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+
+/// Headers that describe one connection and are never forwarded (RFC 9110 §7.6.1).
+pub const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The forwarding headers a client may not forge unless trusted.
+pub const FORWARDED_HEADERS: &[&str] = &[
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-port",
+    "x-forwarded-proto",
+    "x-forwarded-server",
+    "x-forwarded-prefix",
+    "x-forwarded-uri",
+    "x-forwarded-method",
+    "x-forwarded-tls-client-cert",
+    "x-forwarded-tls-client-cert-info",
+    "x-real-ip",
+];
+
+/// Whether the peer may pass its own `X-Forwarded-*` values through.
+pub fn trusted(peer: IpAddr, cfg: &ForwardedHeaders) -> bool {
+    if cfg.insecure {
+        return true;
+    }
+    let peer = canonical_ip(peer);
+    cfg.trusted_ips.iter().any(|net| {
+        net.parse::<ipnet::IpNet>()
+            .map(|n| n.contains(&peer))
+            .or_else(|_| net.parse::<IpAddr>().map(|ip| canonical_ip(ip) == peer))
+            .unwrap_or(false)
+    })
+}
+
+/// IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) compare as IPv4.
+pub fn canonical_ip(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// True when the request asks to switch protocols to WebSocket (or any protocol) — its `Upgrade`
+/// and `Connection: upgrade` must then be kept for the upstream.
+pub fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::UPGRADE)
+        && headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+}
+
+/// Removes hop-by-hop headers, including those named in `Connection`. When `keep_upgrade`, the
+/// `Upgrade` header and `Connection: upgrade` are kept so the upstream can switch protocols.
+pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|t| {
+            let keep = keep_upgrade && t.eq_ignore_ascii_case("upgrade");
+            !t.is_empty() && !keep
+        })
+        .filter_map(|t| HeaderName::from_bytes(t.as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        if keep_upgrade && (*name == "upgrade" || *name == "connection") {
+            continue;
+        }
+        headers.remove(*name);
+    }
+    if keep_upgrade {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    }
+}
+
+/// What the proxy knows about the incoming connection.
+#[derive(Debug, Clone)]
+pub struct Incoming<'a> {
+    /// TCP peer.
+    pub peer: IpAddr,
+    /// The connection is TLS.
+    pub tls: bool,
+    /// The request's host (authority or Host header), with port if any.
+    pub host: Option<&'a str>,
+    /// The entry point's port, used when the host carries none.
+    pub entrypoint_port: u16,
+    /// This proxy's host name, for `X-Forwarded-Server`.
+    pub server_name: &'a str,
+}
+
+/// Sets `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik: untrusted
+/// values are dropped first; existing trusted values are kept (For gets the peer appended).
+pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, cfg: &ForwardedHeaders) {
+    let is_trusted = trusted(inc.peer, cfg);
+    if !is_trusted {
+        for name in FORWARDED_HEADERS {
+            headers.remove(*name);
+        }
+    }
+    let peer = canonical_ip(inc.peer).to_string();
+    let xff = match headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
+        Some(prior) if !prior.trim().is_empty() => format!("{prior}, {peer}"),
+        _ => peer.clone(),
+    };
+    set(headers, "x-forwarded-for", &xff);
+    let websocket = headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    if !headers.contains_key("x-forwarded-proto") {
+        let proto = match (inc.tls, websocket) {
+            (true, true) => "wss",
+            (true, false) => "https",
+            (false, true) => "ws",
+            (false, false) => "http",
+        };
+        set(headers, "x-forwarded-proto", proto);
+    }
+    if !headers.contains_key("x-forwarded-host")
+        && let Some(h) = inc.host
+    {
+        set(headers, "x-forwarded-host", h);
+    }
+    if !headers.contains_key("x-forwarded-port") {
+        let port = inc
+            .host
+            .and_then(host_port)
+            .unwrap_or(if inc.host.is_some() {
+                if inc.tls { 443 } else { 80 }
+            } else {
+                inc.entrypoint_port
+            });
+        set(headers, "x-forwarded-port", &port.to_string());
+    }
+    set(headers, "x-forwarded-server", inc.server_name);
+    if !headers.contains_key("x-real-ip") {
+        set(headers, "x-real-ip", &peer);
+    }
+}
+
+/// The port of `host[:port]` / `[v6]:port`, if written.
+pub fn host_port(host: &str) -> Option<u16> {
+    let after = match host.rfind(']') {
+        Some(i) => &host[i + 1..],
+        None if host.matches(':').count() == 1 => host.split_once(':').map_or("", |(_, p)| p),
+        None => return None,
+    };
+    let p = if host.contains(']') {
+        after.strip_prefix(':').unwrap_or("")
+    } else {
+        after
+    };
+    if p.is_empty() { None } else { p.parse().ok() }
+}
+
+fn set(headers: &mut HeaderMap, name: &'static str, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        headers.insert(name, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(insecure: bool, trusted: &[&str]) -> ForwardedHeaders {
+        ForwardedHeaders {
+            insecure,
+            trusted_ips: trusted.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn inc(peer: &str, tls: bool, host: Option<&'static str>) -> Incoming<'static> {
+        Incoming {
+            peer: peer.parse().unwrap(),
+            tls,
+            host,
+            entrypoint_port: 80,
+            server_name: "bridge-1",
+        }
+    }
+
+    #[test]
+    fn untrusted_clients_cannot_forge_forwarded_headers() {
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-for", HeaderValue::from_static("6.6.6.6"));
+        h.insert("x-real-ip", HeaderValue::from_static("6.6.6.6"));
+        h.insert("x-forwarded-proto", HeaderValue::from_static("https"));
+        set_forwarded(
+            &mut h,
+            &inc("192.0.2.7", false, Some("app.example.com")),
+            &cfg(false, &[]),
+        );
+        assert_eq!(h["x-forwarded-for"], "192.0.2.7");
+        assert_eq!(h["x-real-ip"], "192.0.2.7");
+        assert_eq!(h["x-forwarded-proto"], "http");
+        assert_eq!(h["x-forwarded-host"], "app.example.com");
+        assert_eq!(h["x-forwarded-port"], "80");
+        assert_eq!(h["x-forwarded-server"], "bridge-1");
+    }
+
+    #[test]
+    fn trusted_peers_keep_their_values_and_for_is_appended() {
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9"));
+        h.insert("x-forwarded-proto", HeaderValue::from_static("https"));
+        set_forwarded(
+            &mut h,
+            &inc("10.1.2.3", false, Some("app.example.com:8443")),
+            &cfg(false, &["10.0.0.0/8"]),
+        );
+        assert_eq!(h["x-forwarded-for"], "203.0.113.9, 10.1.2.3");
+        assert_eq!(h["x-forwarded-proto"], "https");
+        assert_eq!(h["x-forwarded-port"], "8443");
+        assert_eq!(h["x-real-ip"], "10.1.2.3");
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9"));
+        set_forwarded(&mut h, &inc("::ffff:10.1.2.3", true, None), &cfg(true, &[]));
+        assert_eq!(h["x-forwarded-for"], "203.0.113.9, 10.1.2.3");
+        assert_eq!(h["x-forwarded-proto"], "https");
+    }
+
+    #[test]
+    fn websocket_proto_and_hop_by_hop() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("Upgrade, X-Secret"),
+        );
+        h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        h.insert("x-secret", HeaderValue::from_static("1"));
+        h.insert("keep-alive", HeaderValue::from_static("timeout=5"));
+        h.insert(header::TE, HeaderValue::from_static("trailers"));
+        assert!(is_upgrade(&h));
+        set_forwarded(&mut h, &inc("192.0.2.1", true, Some("a")), &cfg(false, &[]));
+        assert_eq!(h["x-forwarded-proto"], "wss");
+        strip_hop_by_hop(&mut h, true);
+        assert_eq!(h[header::UPGRADE], "websocket");
+        assert_eq!(h[header::CONNECTION], "upgrade");
+        assert!(
+            !h.contains_key("x-secret")
+                && !h.contains_key("keep-alive")
+                && !h.contains_key(header::TE)
+        );
+        strip_hop_by_hop(&mut h, false);
+        assert!(!h.contains_key(header::UPGRADE) && !h.contains_key(header::CONNECTION));
+    }
+
+    #[test]
+    fn ports_from_hosts() {
+        assert_eq!(host_port("a.example.com:8080"), Some(8080));
+        assert_eq!(host_port("a.example.com"), None);
+        assert_eq!(host_port("[::1]:9000"), Some(9000));
+        assert_eq!(host_port("[::1]"), None);
+        assert_eq!(host_port("::1"), None);
+    }
+}

@@ -1,0 +1,665 @@
+//! Serving a plan: one listener per entry point, routing, forwarding with streamed bodies, protocol
+//! upgrades (WebSocket), Traefik's error answers, and graceful shutdown.
+//!
+//! What this runtime version serves and what it refuses is decided at start
+//! ([`Runtime::new`] returns [`ServeError::Unsupported`] listing every feature of the plan it cannot
+//! honour yet), so a plan is never served half-way: TLS entry points, basic auth and the dashboard
+//! come with the next issues.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bridge_plan::{MiddlewareKind, Plan, ServiceKind};
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response, StatusCode, Uri, header};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+
+use crate::forward::{self, Incoming as IncomingInfo};
+use crate::health::{ProbeResult, ProbeTarget, Prober};
+use crate::routing::{RequestInfo, RouteTable};
+use crate::upstream::{FailureKind, Pick, Upstreams};
+
+/// Response body type for everything the proxy answers.
+pub type Body = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Why a plan cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The plan uses features this runtime version does not implement yet.
+    #[error("this bridge-runtime cannot serve the plan yet:\n  - {}", .0.join("\n  - "))]
+    Unsupported(Vec<String>),
+    /// Routing tables could not be built.
+    #[error(transparent)]
+    Routing(#[from] crate::routing::RoutingError),
+    /// Upstreams could not be built.
+    #[error(transparent)]
+    Upstream(#[from] crate::upstream::UpstreamError),
+    /// An entry point address is invalid.
+    #[error("entry point `{0}`: cannot listen on `{1}`")]
+    Address(String, String),
+    /// Binding a listener failed.
+    #[error("entry point `{name}`: cannot listen on {addr}: {source}")]
+    Bind {
+        /// Entry point.
+        name: String,
+        /// Address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Everything needed to answer requests; shared by all connections.
+#[derive(Debug)]
+pub struct Runtime {
+    plan: Arc<Plan>,
+    upstreams: Upstreams,
+    tables: HashMap<String, RouteTable>,
+    client: Client<HttpConnector, Incoming>,
+    resolve: HashMap<String, IpAddr>,
+    server_name: String,
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut r = Response::new(
+        Full::new(Bytes::from_static(body.as_bytes()))
+            .map_err(|never: Infallible| match never {})
+            .boxed(),
+    );
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+impl Runtime {
+    /// Checks that every feature of the plan is implemented, then builds routing and upstreams.
+    pub fn new(plan: Arc<Plan>, resolve: HashMap<String, IpAddr>) -> Result<Runtime, ServeError> {
+        let mut missing = Vec::new();
+        for (name, ep) in &plan.entrypoints {
+            if ep.tls.is_some() {
+                missing.push(format!(
+                    "entry point `{name}` serves TLS (TLS termination is not implemented yet)"
+                ));
+            }
+        }
+        for (name, r) in &plan.routers {
+            if r.tls.is_some() {
+                missing.push(format!(
+                    "router `{name}` requires TLS (not implemented yet)"
+                ));
+            }
+        }
+        for (name, m) in &plan.middlewares {
+            let ok = matches!(
+                m.kind,
+                MiddlewareKind::Headers(_)
+                    | MiddlewareKind::StripPrefix(_)
+                    | MiddlewareKind::AddPrefix(_)
+                    | MiddlewareKind::ReplacePath(_)
+            );
+            if !ok {
+                missing.push(format!(
+                    "middleware `{name}`: this kind is not implemented yet"
+                ));
+            }
+        }
+        for (name, s) in &plan.services {
+            if let ServiceKind::LoadBalancer(lb) = &s.kind {
+                for srv in &lb.servers {
+                    if !srv.url.starts_with("http://") {
+                        missing.push(format!("service `{name}`: server `{}` (only http:// upstreams are implemented yet)", srv.url));
+                    }
+                }
+                if lb.servers_transport.is_some() {
+                    missing.push(format!(
+                        "service `{name}`: serversTransport is not implemented yet"
+                    ));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(ServeError::Unsupported(missing));
+        }
+        let upstreams = Upstreams::from_plan(&plan)?;
+        let mut tables = HashMap::new();
+        for name in plan.entrypoints.keys() {
+            tables.insert(name.clone(), RouteTable::build(&plan, name, false)?);
+        }
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(Duration::from_secs(30)));
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector);
+        let server_name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_else(|_| "bridge-runtime".into());
+        Ok(Runtime {
+            plan,
+            upstreams,
+            tables,
+            client,
+            resolve,
+            server_name,
+        })
+    }
+
+    /// The upstream state (for health checking and the API).
+    pub fn upstreams(&self) -> &Upstreams {
+        &self.upstreams
+    }
+
+    /// Answers one request that arrived on entry point `ep` from `peer`.
+    pub async fn handle(
+        self: Arc<Self>,
+        ep: Arc<str>,
+        peer: SocketAddr,
+        mut req: Request<Incoming>,
+    ) -> Response<Body> {
+        let Some(entry) = self.plan.entrypoints.get(&*ep) else {
+            return text(StatusCode::NOT_FOUND, "404 page not found\n");
+        };
+        let host_owned: Option<String> = req
+            .uri()
+            .authority()
+            .map(|a| a.as_str().to_owned())
+            .or_else(|| {
+                req.headers()
+                    .get(header::HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .map(str::to_owned)
+            });
+        if let Some(redirect) = &entry.redirect {
+            return redirect_response(redirect, host_owned.as_deref(), req.method(), req.uri());
+        }
+        if self
+            .plan
+            .api
+            .as_ref()
+            .is_some_and(|a| a.insecure && a.entrypoint == *ep)
+        {
+            let path = req.uri().path();
+            if path == "/ping" {
+                return text(StatusCode::OK, "OK");
+            }
+            if path.starts_with("/api") || path.starts_with("/dashboard") || path == "/" {
+                return text(
+                    StatusCode::NOT_IMPLEMENTED,
+                    "the API and dashboard are not implemented by this bridge-runtime version yet\n",
+                );
+            }
+        }
+        let header_pairs: Vec<(String, String)> = req
+            .headers()
+            .iter()
+            .filter_map(|(k, v)| {
+                v.to_str()
+                    .ok()
+                    .map(|v| (k.as_str().to_owned(), v.to_owned()))
+            })
+            .collect();
+        let header_refs: Vec<(&str, &str)> = header_pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let info = RequestInfo {
+            method: req.method().as_str(),
+            host: host_owned.as_deref(),
+            path: req.uri().path(),
+            query: req.uri().query(),
+            headers: &header_refs,
+            peer: peer.ip(),
+        };
+        let Some(router_key) = self
+            .tables
+            .get(&*ep)
+            .and_then(|t| t.route(&info))
+            .map(str::to_owned)
+        else {
+            return text(StatusCode::NOT_FOUND, "404 page not found\n");
+        };
+        let Some(router) = self.plan.routers.get(&router_key) else {
+            return text(StatusCode::NOT_FOUND, "404 page not found\n");
+        };
+        if router.service == "ping@internal" {
+            return text(StatusCode::OK, "OK");
+        }
+        if router.service.ends_with("@internal") {
+            return text(
+                StatusCode::NOT_IMPLEMENTED,
+                "internal services other than ping are not implemented by this bridge-runtime version yet\n",
+            );
+        }
+        // Request middlewares, in chain order.
+        let mut path_and_query = req
+            .uri()
+            .path_and_query()
+            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+        let mut response_headers: Vec<(String, String)> = Vec::new();
+        let mut sts: Option<String> = None;
+        for m in &router.middlewares {
+            let Some(mw) = self.plan.middlewares.get(m) else {
+                continue;
+            };
+            match &mw.kind {
+                MiddlewareKind::StripPrefix(sp) => {
+                    let (p, q) = split_pq(&path_and_query);
+                    if let Some(prefix) = sp.prefixes.iter().find(|pre| p.starts_with(pre.as_str()))
+                    {
+                        let rest = &p[prefix.len()..];
+                        let rest = if rest.starts_with('/') {
+                            rest.to_owned()
+                        } else {
+                            format!("/{rest}")
+                        };
+                        if let Ok(v) = HeaderValue::from_str(prefix) {
+                            req.headers_mut().insert("x-forwarded-prefix", v);
+                        }
+                        path_and_query = join_pq(&rest, q);
+                    }
+                }
+                MiddlewareKind::AddPrefix(ap) => {
+                    let (p, q) = split_pq(&path_and_query);
+                    path_and_query =
+                        join_pq(&format!("{}{}", ap.prefix.trim_end_matches('/'), p), q);
+                }
+                MiddlewareKind::ReplacePath(rp) => {
+                    let (p, q) = split_pq(&path_and_query);
+                    if let Ok(v) = HeaderValue::from_str(p) {
+                        req.headers_mut().insert("x-replaced-path", v);
+                    }
+                    path_and_query = join_pq(&rp.path, q);
+                }
+                MiddlewareKind::Headers(h) => {
+                    for (k, v) in &h.custom_request_headers {
+                        if v.is_empty() {
+                            req.headers_mut().remove(k.as_str());
+                        } else if let (Ok(name), Ok(val)) = (
+                            http::HeaderName::from_bytes(k.as_bytes()),
+                            HeaderValue::from_str(v),
+                        ) {
+                            req.headers_mut().insert(name, val);
+                        }
+                    }
+                    response_headers.extend(
+                        h.custom_response_headers
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.clone())),
+                    );
+                    if h.sts_seconds > 0 && h.force_sts_header {
+                        let mut v = format!("max-age={}", h.sts_seconds);
+                        if h.sts_include_subdomains {
+                            v.push_str("; includeSubDomains");
+                        }
+                        if h.sts_preload {
+                            v.push_str("; preload");
+                        }
+                        sts = Some(v);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut resp = self
+            .forward(
+                &router.service,
+                req,
+                peer,
+                entry.port,
+                host_owned.as_deref(),
+                &path_and_query,
+            )
+            .await;
+        for (k, v) in response_headers {
+            if v.is_empty() {
+                resp.headers_mut().remove(k.as_str());
+            } else if let (Ok(name), Ok(val)) = (
+                http::HeaderName::from_bytes(k.as_bytes()),
+                HeaderValue::from_str(&v),
+            ) {
+                resp.headers_mut().insert(name, val);
+            }
+        }
+        if let Some(v) = sts.and_then(|v| HeaderValue::from_str(&v).ok()) {
+            resp.headers_mut()
+                .insert(header::STRICT_TRANSPORT_SECURITY, v);
+        }
+        resp
+    }
+
+    async fn forward(
+        &self,
+        service: &str,
+        mut req: Request<Incoming>,
+        peer: SocketAddr,
+        port: u16,
+        host: Option<&str>,
+        path_and_query: &str,
+    ) -> Response<Body> {
+        let server = match self.upstreams.pick(service) {
+            Pick::Server(s) => s,
+            Pick::NoAvailableServer => {
+                return text(StatusCode::SERVICE_UNAVAILABLE, "no available server\n");
+            }
+            Pick::UnknownService => {
+                return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
+            }
+        };
+        let pass_host = self.plan.services.get(server.service()).is_none_or(
+            |s| !matches!(&s.kind, ServiceKind::LoadBalancer(lb) if !lb.pass_host_header),
+        );
+        let Ok(target) = server.url().parse::<Uri>() else {
+            return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
+        };
+        let authority = target
+            .authority()
+            .map(|a| a.as_str().to_owned())
+            .unwrap_or_default();
+        // --resolve pins a backend host name to an address; the Host header keeps the name.
+        let connect_authority = match target.host().and_then(|h| self.resolve.get(h)) {
+            Some(ip) => {
+                let ip = if ip.is_ipv6() {
+                    format!("[{ip}]")
+                } else {
+                    ip.to_string()
+                };
+                target
+                    .port_u16()
+                    .map_or(ip.clone(), |p| format!("{ip}:{p}"))
+            }
+            None => authority.clone(),
+        };
+        let Ok(uri) = format!("http://{connect_authority}{path_and_query}").parse::<Uri>() else {
+            return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
+        };
+        let upgrade = forward::is_upgrade(req.headers());
+        let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
+        let ep_cfg = self
+            .plan
+            .entrypoints
+            .values()
+            .find(|e| e.port == port)
+            .map(|e| e.forwarded_headers.clone())
+            .unwrap_or(bridge_plan::ForwardedHeaders {
+                insecure: false,
+                trusted_ips: Vec::new(),
+            });
+        {
+            let headers = req.headers_mut();
+            forward::strip_hop_by_hop(headers, upgrade);
+            forward::set_forwarded(
+                headers,
+                &IncomingInfo {
+                    peer: peer.ip(),
+                    tls: false,
+                    host,
+                    entrypoint_port: port,
+                    server_name: &self.server_name,
+                },
+                &ep_cfg,
+            );
+            if !pass_host || host.is_none() {
+                if let Ok(v) = HeaderValue::from_str(&authority) {
+                    headers.insert(header::HOST, v);
+                }
+            } else if let Some(h) = host.and_then(|h| HeaderValue::from_str(h).ok()) {
+                headers.insert(header::HOST, h);
+            }
+        }
+        *req.uri_mut() = uri;
+        *req.version_mut() = http::Version::HTTP_11;
+        match self.client.request(req).await {
+            Ok(mut resp) => {
+                if resp.status().is_server_error() {
+                    self.upstreams
+                        .report_failure(&server, FailureKind::Status5xx);
+                }
+                if resp.status() == StatusCode::SWITCHING_PROTOCOLS
+                    && let Some(client_upgrade) = client_upgrade
+                {
+                    let upstream_upgrade = hyper::upgrade::on(&mut resp);
+                    tokio::spawn(async move {
+                        if let (Ok(c), Ok(u)) = (client_upgrade.await, upstream_upgrade.await) {
+                            let (mut c, mut u) = (TokioIo::new(c), TokioIo::new(u));
+                            let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
+                        }
+                    });
+                } else {
+                    forward::strip_hop_by_hop(resp.headers_mut(), false);
+                }
+                resp.map(|b| {
+                    b.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+                        .boxed()
+                })
+            }
+            Err(e) => {
+                let timed_out = error_chain_has(&e, std::io::ErrorKind::TimedOut)
+                    || format!("{e:?}").contains("ConnectTimeout");
+                let kind = if e.is_connect() {
+                    if timed_out {
+                        FailureKind::Timeout
+                    } else {
+                        FailureKind::ConnectRefused
+                    }
+                } else {
+                    FailureKind::Reset
+                };
+                self.upstreams.report_failure(&server, kind);
+                eprintln!("bridge-runtime: {} → {}: {e}", service, server.url());
+                if timed_out {
+                    text(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n")
+                } else {
+                    text(StatusCode::BAD_GATEWAY, "Bad Gateway\n")
+                }
+            }
+        }
+    }
+}
+
+fn error_chain_has(e: &(dyn std::error::Error + 'static), kind: std::io::ErrorKind) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == kind)
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
+fn split_pq(pq: &str) -> (&str, Option<&str>) {
+    match pq.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (pq, None),
+    }
+}
+
+fn join_pq(p: &str, q: Option<&str>) -> String {
+    let p = if p.is_empty() { "/" } else { p };
+    match q {
+        Some(q) => format!("{p}?{q}"),
+        None => p.to_owned(),
+    }
+}
+
+fn redirect_response(
+    r: &bridge_plan::Redirect,
+    host: Option<&str>,
+    method: &http::Method,
+    uri: &Uri,
+) -> Response<Body> {
+    let host = host
+        .unwrap_or("")
+        .rsplit_once(':')
+        .filter(|(h, _)| !h.ends_with(']') || h.starts_with('['))
+        .map_or(host.unwrap_or(""), |(h, _)| h)
+        .to_owned();
+    let default_port = if r.scheme == "https" { 443 } else { 80 };
+    let port = if r.port == default_port {
+        String::new()
+    } else {
+        format!(":{}", r.port)
+    };
+    let pq = uri.path_and_query().map_or("/", |p| p.as_str());
+    let location = format!("{}://{host}{port}{pq}", r.scheme);
+    let get = method == http::Method::GET || method == http::Method::HEAD;
+    let status = match (r.permanent, get) {
+        (true, true) => StatusCode::MOVED_PERMANENTLY,
+        (true, false) => StatusCode::PERMANENT_REDIRECT,
+        (false, true) => StatusCode::FOUND,
+        (false, false) => StatusCode::TEMPORARY_REDIRECT,
+    };
+    let mut resp = text(status, "");
+    *resp.body_mut() = Full::new(Bytes::from(
+        status.canonical_reason().unwrap_or("").to_owned(),
+    ))
+    .map_err(|never: Infallible| match never {})
+    .boxed();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        resp.headers_mut().insert(header::LOCATION, v);
+    }
+    resp
+}
+
+/// Probes servers over plain HTTP with the shared client.
+#[derive(Debug, Clone)]
+pub struct HttpProber {
+    client: Client<HttpConnector, Full<Bytes>>,
+    resolve: HashMap<String, IpAddr>,
+}
+
+impl HttpProber {
+    /// A prober; `resolve` pins host names like `--resolve`.
+    pub fn new(resolve: HashMap<String, IpAddr>) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        Self {
+            client: Client::builder(TokioExecutor::new()).build(connector),
+            resolve,
+        }
+    }
+}
+
+impl Prober for HttpProber {
+    async fn probe(&self, target: &ProbeTarget) -> ProbeResult {
+        let Ok(uri) = target.url.parse::<Uri>() else {
+            return ProbeResult::failed("invalid probe URL");
+        };
+        if uri.scheme_str() != Some("http") {
+            return ProbeResult::failed("only http:// health checks are implemented yet");
+        }
+        let authority = uri
+            .authority()
+            .map(|a| a.as_str().to_owned())
+            .unwrap_or_default();
+        let connect = match uri.host().and_then(|h| self.resolve.get(h)) {
+            Some(ip) => uri
+                .port_u16()
+                .map_or(ip.to_string(), |p| format!("{ip}:{p}")),
+            None => authority.clone(),
+        };
+        let pq = uri.path_and_query().map_or("/", |p| p.as_str());
+        let Ok(connect_uri) = format!("http://{connect}{pq}").parse::<Uri>() else {
+            return ProbeResult::failed("invalid probe URL");
+        };
+        let mut builder = Request::builder()
+            .method(target.method.as_str())
+            .uri(connect_uri)
+            .header(
+                header::HOST,
+                target.host_header.clone().unwrap_or(authority),
+            );
+        for (k, v) in &target.headers {
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+        let Ok(req) = builder.body(Full::new(Bytes::new())) else {
+            return ProbeResult::failed("invalid probe request");
+        };
+        match tokio::time::timeout(target.timeout, self.client.request(req)).await {
+            Err(_) => ProbeResult::failed("timed out"),
+            Ok(Err(e)) => ProbeResult::failed(e.to_string()),
+            Ok(Ok(resp)) => ProbeResult::status(resp.status().as_u16()),
+        }
+    }
+}
+
+/// Resolves an entry point's listen address: `--bind` override, else the plan's (`:80` → all interfaces).
+pub fn listen_addr(
+    name: &str,
+    address: &str,
+    binds: &HashMap<String, SocketAddr>,
+) -> Result<SocketAddr, ServeError> {
+    if let Some(a) = binds.get(name) {
+        return Ok(*a);
+    }
+    let hostport = address.split('/').next().unwrap_or(address);
+    let full = if hostport.starts_with(':') {
+        format!("0.0.0.0{hostport}")
+    } else {
+        hostport.to_owned()
+    };
+    full.parse()
+        .map_err(|_| ServeError::Address(name.to_owned(), address.to_owned()))
+}
+
+/// Accepts connections on `listener` for entry point `ep` until `shutdown` resolves, then drains
+/// in-flight connections for up to `grace`.
+pub async fn serve_entrypoint(
+    rt: Arc<Runtime>,
+    ep: Arc<str>,
+    listener: tokio::net::TcpListener,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let (grace, header_read, max_header) = rt.plan.entrypoints.get(&*ep).map_or(
+        (Duration::from_secs(10), Duration::from_secs(10), 1 << 20),
+        |e| {
+            (
+                Duration::from_millis(e.timeouts.grace_ms),
+                Duration::from_millis(e.timeouts.header_read_ms.max(1)),
+                usize::try_from(e.max_header_bytes).unwrap_or(1 << 20),
+            )
+        },
+    );
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read)
+        .max_buf_size(max_header.max(8192));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, peer)) = accepted else { continue };
+                let rt = rt.clone();
+                let ep = ep.clone();
+                let svc = hyper::service::service_fn(move |req| {
+                    let rt = rt.clone();
+                    let ep = ep.clone();
+                    async move { Ok::<_, Infallible>(rt.handle(ep, peer, req).await) }
+                });
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), svc).into_owned();
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+}

@@ -1,0 +1,1035 @@
+//! Upstream state: the plan's services, the health of every server, and server selection.
+//!
+//! [`Upstreams::from_plan`] turns the plan's services into an immutable tree (names resolved to
+//! indices once) whose only mutable parts are
+//!
+//! - one [`AtomicU8`] per server holding its [`ServerState`] (`Unknown`, `Up`, `Down`), and
+//! - one small [`Mutex`] per load balancer / `weighted` service holding the smooth weighted round
+//!   robin counters.
+//!
+//! Why atomics: the state is read on every request (by [`Upstreams::pick`]) and written only by the
+//! health checker and the passive failure hook, a few times per second at most. A per-server atomic
+//! makes every read a single load with no lock and no allocation, every write a single swap (which
+//! also tells whether the state really changed, so each change is broadcast exactly once), and
+//! needs no `arc-swap` of a whole state map. The round-robin counters must be updated together, so
+//! they sit behind a mutex that is held for a handful of integer additions and never across an
+//! `.await`; when only one server (or child) is available — the seed's active/standby case — the
+//! pick takes no lock at all.
+//!
+//! Load balancing is nginx-style *smooth* weighted round robin over the servers that are available
+//! (integers only, deterministic): every candidate's counter grows by its weight, the largest wins
+//! and loses the total. Weights 1 and 3 give `B A B B` repeated: exact proportions over each cycle
+//! of `sum(weights)` picks and no burst of one server. Traefik uses earliest-deadline-first with
+//! floating-point deadlines, which spreads the same way; the counters are reset whenever any server
+//! changes state so the sequence after a change does not depend on the history before it.
+//!
+//! Availability (see [`Upstreams::is_available`]): a server of a load balancer with a health check
+//! is available when `Up`, or when `Unknown` and the check does not set `probe_before_traffic`
+//! (Traefik starts every server up); a load balancer without a health check treats every server as
+//! up, as Traefik does. Weight `0` servers and children are never picked. A `weighted` service is
+//! available when one of its children is, a `failover` when its main service or its fallback is, a
+//! `mirroring` when its main service is. Availability is always computed from the servers' live
+//! state, whatever the parents' `health_check` flags say, so a parent never picks a child that has
+//! no available server (Traefik only knows a child is down when health propagation is enabled).
+//!
+//! Every state change is broadcast as a [`StateChange`] (see [`Upstreams::subscribe`]). Passive
+//! detection ([`Upstreams::report_failure`]) marks a server down at once on a connect failure or
+//! reset seen on live traffic and wakes the health checker of its load balancer
+//! ([`crate::health::HealthChecker`]) for an immediate probe of all its servers.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bridge_plan::{HealthCheck, Plan, ServiceKind};
+use tokio::sync::{Notify, broadcast};
+use tokio::time::Instant;
+
+use crate::health::{ProbeTarget, ProbeTargetError};
+
+/// Deepest service nesting followed by [`Upstreams::pick`]; the compiler rejects cycles, this only
+/// guards against a plan that slipped through.
+pub const MAX_DEPTH: usize = 32;
+
+/// How many [`StateChange`]s a slow subscriber may fall behind before it misses some (it then gets
+/// [`broadcast::error::RecvError::Lagged`] and should re-read [`Upstreams::server_states`]).
+pub const EVENT_CAPACITY: usize = 1024;
+
+/// The health of one server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerState {
+    /// Never probed yet (servers of a health-checked load balancer start here).
+    Unknown,
+    /// The last probe succeeded (or the load balancer has no health check).
+    Up,
+    /// The last probe failed, or live traffic could not reach the server.
+    Down,
+}
+
+impl ServerState {
+    const fn to_u8(self) -> u8 {
+        match self {
+            ServerState::Unknown => 0,
+            ServerState::Up => 1,
+            ServerState::Down => 2,
+        }
+    }
+
+    const fn from_u8(v: u8) -> ServerState {
+        match v {
+            1 => ServerState::Up,
+            2 => ServerState::Down,
+            _ => ServerState::Unknown,
+        }
+    }
+
+    /// `UNKNOWN`, `UP` or `DOWN`, as the API's `serverStatus` shows it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ServerState::Unknown => "UNKNOWN",
+            ServerState::Up => "UP",
+            ServerState::Down => "DOWN",
+        }
+    }
+}
+
+impl fmt::Display for ServerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure seen on live traffic, reported with [`Upstreams::report_failure`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// The connection to the server could not be established.
+    ConnectRefused,
+    /// The connection was reset (or closed) before a response arrived.
+    Reset,
+    /// The server did not answer in time.
+    Timeout,
+    /// The server answered with a 5xx status.
+    Status5xx,
+}
+
+impl FailureKind {
+    /// Whether this failure marks the server down at once. Connect failures and resets do: the
+    /// server process or host is gone. Timeouts and 5xx answers do not (a slow request or an
+    /// application error says little about the node); they only trigger an immediate probe, which
+    /// decides.
+    pub const fn marks_down(self) -> bool {
+        matches!(self, FailureKind::ConnectRefused | FailureKind::Reset)
+    }
+
+    const fn describe(self) -> &'static str {
+        match self {
+            FailureKind::ConnectRefused => "connection refused on live traffic",
+            FailureKind::Reset => "connection reset on live traffic",
+            FailureKind::Timeout => "timeout on live traffic",
+            FailureKind::Status5xx => "5xx answer on live traffic",
+        }
+    }
+}
+
+/// One change of a server's state, as broadcast to [`Upstreams::subscribe`]rs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateChange {
+    /// Key of the load-balancer service.
+    pub service: Arc<str>,
+    /// The server's URL as written in the plan.
+    pub url: Arc<str>,
+    /// State before the change.
+    pub from: ServerState,
+    /// State after the change.
+    pub to: ServerState,
+    /// When the change happened.
+    pub at: Instant,
+    /// Why, for logs and the dashboard: e.g. `probe answered 503`, `connection refused on live
+    /// traffic`.
+    pub reason: String,
+}
+
+/// A handle on one server of one load balancer, as returned by [`Upstreams::pick`].
+///
+/// It is only meaningful for the [`Upstreams`] that produced it; given to another one (after a
+/// reload), it is recognised by service key and URL or ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ServerRef {
+    service: Arc<str>,
+    url: Arc<str>,
+    node: usize,
+    index: usize,
+}
+
+impl ServerRef {
+    /// Key of the load-balancer service the server belongs to.
+    pub fn service(&self) -> &str {
+        &self.service
+    }
+
+    /// The server's URL as written in the plan (the proxy forwards to it).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Position of the server in its load balancer's `servers`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+/// The result of [`Upstreams::pick`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pick {
+    /// Forward the request to this server.
+    Server(ServerRef),
+    /// The service exists but no server is available: the proxy answers 503
+    /// `no available server\n` (Traefik's answer).
+    NoAvailableServer,
+    /// No service has this key (e.g. an `@internal` service, which the proxy serves itself).
+    UnknownService,
+}
+
+/// A service resolved once by [`Upstreams::service_id`], to pick without hashing its key on every
+/// request. Only meaningful for the [`Upstreams`] that returned it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ServiceId(usize);
+
+/// Why a plan's services could not be turned into [`Upstreams`].
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    /// A `weighted`, `failover` or `mirroring` service names a service the plan does not have.
+    #[error("service `{service}` refers to unknown service `{child}`")]
+    UnknownChild {
+        /// The referring service.
+        service: String,
+        /// The missing service.
+        child: String,
+    },
+    /// A server URL (or the health-check URL derived from it) is not usable.
+    #[error("service `{service}`: server `{url}`: {source}")]
+    InvalidServerUrl {
+        /// The load-balancer service.
+        service: String,
+        /// The server URL as written in the plan.
+        url: String,
+        /// What is wrong with it.
+        #[source]
+        source: ProbeTargetError,
+    },
+}
+
+/// All upstream services of a plan with the live state of their servers.
+///
+/// Cloning is cheap (one `Arc`); every clone sees and changes the same state.
+#[derive(Debug, Clone)]
+pub struct Upstreams {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    ids: HashMap<String, usize>,
+    nodes: Vec<Node>,
+    events: broadcast::Sender<StateChange>,
+    /// Bumped on every state change; round-robin counters reset when it moves.
+    generation: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Node {
+    name: Arc<str>,
+    kind: NodeKind,
+}
+
+#[derive(Debug)]
+enum NodeKind {
+    LoadBalancer(Lb),
+    Weighted {
+        /// (node index, weight)
+        children: Vec<(usize, u32)>,
+        wrr: Mutex<SmoothWrr>,
+    },
+    Failover {
+        main: usize,
+        fallback: usize,
+    },
+    Mirroring {
+        main: usize,
+    },
+}
+
+/// A load balancer's servers and health-check settings (read by [`crate::health`]).
+#[derive(Debug)]
+pub(crate) struct Lb {
+    pub(crate) servers: Vec<Slot>,
+    pub(crate) health_check: Option<HealthCheck>,
+    wrr: Mutex<SmoothWrr>,
+    /// Woken by [`Upstreams::report_failure`]: the health checker probes every server at once.
+    pub(crate) reprobe: Notify,
+}
+
+/// One server of a load balancer.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) url: Arc<str>,
+    weight: u32,
+    state: AtomicU8,
+    /// The probe request, when the load balancer has a health check.
+    pub(crate) probe: Option<Arc<ProbeTarget>>,
+}
+
+impl Lb {
+    /// Whether a request may be sent to `slot`.
+    fn admits(&self, slot: &Slot) -> bool {
+        if slot.weight == 0 {
+            return false;
+        }
+        match &self.health_check {
+            None => true,
+            Some(hc) => match ServerState::from_u8(slot.state.load(Ordering::Acquire)) {
+                ServerState::Up => true,
+                ServerState::Down => false,
+                ServerState::Unknown => !hc.probe_before_traffic,
+            },
+        }
+    }
+}
+
+/// nginx-style smooth weighted round robin counters, one per candidate position.
+#[derive(Debug, Default)]
+struct SmoothWrr {
+    generation: u64,
+    current: Vec<i64>,
+}
+
+impl SmoothWrr {
+    /// Picks among `candidates` (position, weight > 0) out of `len` positions; `None` when there is
+    /// no candidate. Counters are reset when `generation` differs from the last call's.
+    fn next(
+        &mut self,
+        generation: u64,
+        len: usize,
+        candidates: impl Iterator<Item = (usize, u32)>,
+    ) -> Option<usize> {
+        if self.generation != generation || self.current.len() != len {
+            self.current.clear();
+            self.current.resize(len, 0);
+            self.generation = generation;
+        }
+        let mut total: i64 = 0;
+        let mut best: Option<(usize, i64)> = None;
+        for (pos, weight) in candidates {
+            let Some(counter) = self.current.get_mut(pos) else {
+                continue;
+            };
+            let weight = i64::from(weight);
+            *counter += weight;
+            total += weight;
+            // Strictly greater: ties go to the earlier position, so the order is deterministic.
+            if best.is_none_or(|(_, b)| *counter > b) {
+                best = Some((pos, *counter));
+            }
+        }
+        let (pos, _) = best?;
+        if let Some(counter) = self.current.get_mut(pos) {
+            *counter -= total;
+        }
+        Some(pos)
+    }
+}
+
+fn lock(wrr: &Mutex<SmoothWrr>) -> std::sync::MutexGuard<'_, SmoothWrr> {
+    // The counters are always consistent between two statements; a panic elsewhere while holding
+    // the lock cannot leave them unusable.
+    wrr.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Upstreams {
+    /// Builds the upstream state of `plan`'s services: servers of load balancers with a health
+    /// check start [`ServerState::Unknown`], the others [`ServerState::Up`].
+    pub fn from_plan(plan: &Plan) -> Result<Upstreams, UpstreamError> {
+        let ids: HashMap<String, usize> = plan
+            .services
+            .keys()
+            .enumerate()
+            .map(|(i, name)| (name.clone(), i))
+            .collect();
+        let resolve = |service: &str, child: &str| {
+            ids.get(child)
+                .copied()
+                .ok_or_else(|| UpstreamError::UnknownChild {
+                    service: service.to_owned(),
+                    child: child.to_owned(),
+                })
+        };
+        let mut nodes = Vec::with_capacity(plan.services.len());
+        for (name, service) in &plan.services {
+            let kind = match &service.kind {
+                ServiceKind::LoadBalancer(lb) => {
+                    let initial = if lb.health_check.is_some() {
+                        ServerState::Unknown
+                    } else {
+                        ServerState::Up
+                    };
+                    let mut servers = Vec::with_capacity(lb.servers.len());
+                    for server in &lb.servers {
+                        let probe = match &lb.health_check {
+                            Some(hc) => Some(Arc::new(ProbeTarget::new(hc, &server.url).map_err(
+                                |source| UpstreamError::InvalidServerUrl {
+                                    service: name.clone(),
+                                    url: server.url.clone(),
+                                    source,
+                                },
+                            )?)),
+                            None => None,
+                        };
+                        servers.push(Slot {
+                            url: Arc::from(server.url.as_str()),
+                            weight: server.weight,
+                            state: AtomicU8::new(initial.to_u8()),
+                            probe,
+                        });
+                    }
+                    NodeKind::LoadBalancer(Lb {
+                        servers,
+                        health_check: lb.health_check.clone(),
+                        wrr: Mutex::default(),
+                        reprobe: Notify::new(),
+                    })
+                }
+                ServiceKind::Weighted(w) => NodeKind::Weighted {
+                    children: w
+                        .services
+                        .iter()
+                        .map(|r| Ok((resolve(name, &r.service)?, r.weight)))
+                        .collect::<Result<_, UpstreamError>>()?,
+                    wrr: Mutex::default(),
+                },
+                ServiceKind::Failover(f) => NodeKind::Failover {
+                    main: resolve(name, &f.service)?,
+                    fallback: resolve(name, &f.fallback)?,
+                },
+                ServiceKind::Mirroring(m) => {
+                    // Mirrors must exist too, although only the proxy sends to them.
+                    for mirror in &m.mirrors {
+                        resolve(name, &mirror.service)?;
+                    }
+                    NodeKind::Mirroring {
+                        main: resolve(name, &m.service)?,
+                    }
+                }
+            };
+            nodes.push(Node {
+                name: Arc::from(name.as_str()),
+                kind,
+            });
+        }
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        Ok(Upstreams {
+            inner: Arc::new(Inner {
+                ids,
+                nodes,
+                events,
+                generation: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// Resolves a service key once, for [`Upstreams::pick_id`].
+    pub fn service_id(&self, service: &str) -> Option<ServiceId> {
+        self.inner.ids.get(service).copied().map(ServiceId)
+    }
+
+    /// Chooses the server for one request to `service` (see the module documentation).
+    pub fn pick(&self, service: &str) -> Pick {
+        match self.service_id(service) {
+            Some(id) => self.pick_id(id),
+            None => Pick::UnknownService,
+        }
+    }
+
+    /// [`Upstreams::pick`] for a service resolved with [`Upstreams::service_id`].
+    pub fn pick_id(&self, id: ServiceId) -> Pick {
+        if id.0 >= self.inner.nodes.len() {
+            return Pick::UnknownService;
+        }
+        self.pick_node(id.0, 0)
+    }
+
+    fn pick_node(&self, node: usize, depth: usize) -> Pick {
+        let Some(n) = self.inner.nodes.get(node) else {
+            return Pick::NoAvailableServer;
+        };
+        if depth > MAX_DEPTH {
+            return Pick::NoAvailableServer;
+        }
+        match &n.kind {
+            NodeKind::LoadBalancer(lb) => {
+                let generation = self.inner.generation.load(Ordering::Acquire);
+                let mut available = lb.servers.iter().enumerate().filter(|(_, s)| lb.admits(s));
+                let chosen = match (available.next(), available.next()) {
+                    (None, _) => None,
+                    // Only one: no round robin to advance, no lock.
+                    (Some((i, _)), None) => Some(i),
+                    (Some(_), Some(_)) => lock(&lb.wrr).next(
+                        generation,
+                        lb.servers.len(),
+                        lb.servers
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, s)| lb.admits(s))
+                            .map(|(i, s)| (i, s.weight)),
+                    ),
+                };
+                match chosen.and_then(|i| lb.servers.get(i).map(|s| (i, s))) {
+                    Some((index, slot)) => Pick::Server(ServerRef {
+                        service: n.name.clone(),
+                        url: slot.url.clone(),
+                        node,
+                        index,
+                    }),
+                    None => Pick::NoAvailableServer,
+                }
+            }
+            NodeKind::Weighted { children, wrr } => {
+                let generation = self.inner.generation.load(Ordering::Acquire);
+                let candidates = || {
+                    children
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (child, weight))| {
+                            *weight > 0 && self.node_available(*child, depth + 1)
+                        })
+                        .map(|(pos, (_, weight))| (pos, *weight))
+                };
+                let mut available = candidates();
+                let chosen = match (available.next(), available.next()) {
+                    (None, _) => None,
+                    (Some((pos, _)), None) => Some(pos),
+                    // Availability checks are atomic loads only: no other lock is taken under this one.
+                    (Some(_), Some(_)) => lock(wrr).next(generation, children.len(), candidates()),
+                };
+                match chosen.and_then(|pos| children.get(pos)) {
+                    Some((child, _)) => self.pick_node(*child, depth + 1),
+                    None => Pick::NoAvailableServer,
+                }
+            }
+            NodeKind::Failover { main, fallback } => {
+                if self.node_available(*main, depth + 1) {
+                    self.pick_node(*main, depth + 1)
+                } else {
+                    self.pick_node(*fallback, depth + 1)
+                }
+            }
+            NodeKind::Mirroring { main } => self.pick_node(*main, depth + 1),
+        }
+    }
+
+    /// Whether `service` has a server a request could be sent to now; `None` for an unknown key.
+    pub fn is_available(&self, service: &str) -> Option<bool> {
+        let id = self.service_id(service)?;
+        Some(self.node_available(id.0, 0))
+    }
+
+    fn node_available(&self, node: usize, depth: usize) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let Some(n) = self.inner.nodes.get(node) else {
+            return false;
+        };
+        match &n.kind {
+            NodeKind::LoadBalancer(lb) => lb.servers.iter().any(|s| lb.admits(s)),
+            NodeKind::Weighted { children, .. } => children
+                .iter()
+                .any(|(child, weight)| *weight > 0 && self.node_available(*child, depth + 1)),
+            NodeKind::Failover { main, fallback } => {
+                self.node_available(*main, depth + 1) || self.node_available(*fallback, depth + 1)
+            }
+            NodeKind::Mirroring { main } => self.node_available(*main, depth + 1),
+        }
+    }
+
+    /// Reports a failure seen on live traffic to `server`.
+    ///
+    /// A connect failure or reset ([`FailureKind::marks_down`]) marks the server down at once; any
+    /// kind wakes the health checker of its load balancer for an immediate probe of all its
+    /// servers. Returns the key of that load balancer, or `None` when nothing is done: the load
+    /// balancer has no health check (nothing would ever mark the server up again, so it is left
+    /// up, as Traefik does) or `server` is not one of these upstreams.
+    pub fn report_failure(&self, server: &ServerRef, kind: FailureKind) -> Option<Arc<str>> {
+        let (lb, _) = self.resolve(server)?;
+        lb.health_check.as_ref()?;
+        if kind.marks_down() {
+            self.set_state_at(
+                server.node,
+                server.index,
+                ServerState::Down,
+                kind.describe(),
+            );
+        }
+        lb.reprobe.notify_one();
+        Some(server.service.clone())
+    }
+
+    /// Receives every later [`StateChange`].
+    pub fn subscribe(&self) -> broadcast::Receiver<StateChange> {
+        self.inner.events.subscribe()
+    }
+
+    /// The state of `server`, or `None` if it is not one of these upstreams.
+    pub fn state(&self, server: &ServerRef) -> Option<ServerState> {
+        let (_, slot) = self.resolve(server)?;
+        Some(ServerState::from_u8(slot.state.load(Ordering::Acquire)))
+    }
+
+    /// Sets the state of `server` and broadcasts the change, if any. The health checker and
+    /// [`Upstreams::report_failure`] call this; other callers are tests and tools.
+    pub fn set_state(
+        &self,
+        server: &ServerRef,
+        to: ServerState,
+        reason: &str,
+    ) -> Option<StateChange> {
+        self.resolve(server)?;
+        self.set_state_at(server.node, server.index, to, reason)
+    }
+
+    /// The servers of load balancer `service` with their state and weight, in plan order; `None`
+    /// when `service` is not a load balancer.
+    pub fn server_states(&self, service: &str) -> Option<Vec<(ServerRef, u32, ServerState)>> {
+        let node = *self.inner.ids.get(service)?;
+        let lb = self.lb(node)?;
+        let name = self.inner.nodes.get(node)?.name.clone();
+        Some(
+            lb.servers
+                .iter()
+                .enumerate()
+                .map(|(index, slot)| {
+                    (
+                        ServerRef {
+                            service: name.clone(),
+                            url: slot.url.clone(),
+                            node,
+                            index,
+                        },
+                        slot.weight,
+                        ServerState::from_u8(slot.state.load(Ordering::Acquire)),
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// The server of load balancer `service` with this URL (the first, if listed twice).
+    pub fn server_ref(&self, service: &str, url: &str) -> Option<ServerRef> {
+        self.server_states(service)?
+            .into_iter()
+            .map(|(server, _, _)| server)
+            .find(|server| server.url() == url)
+    }
+
+    fn resolve(&self, server: &ServerRef) -> Option<(&Lb, &Slot)> {
+        let node = self.inner.nodes.get(server.node)?;
+        let NodeKind::LoadBalancer(lb) = &node.kind else {
+            return None;
+        };
+        let slot = lb.servers.get(server.index)?;
+        (node.name == server.service && slot.url == server.url).then_some((lb, slot))
+    }
+
+    /// Keys (node indices) of the load balancers that have a health check, in key order.
+    pub(crate) fn health_checked(&self) -> Vec<usize> {
+        (0..self.inner.nodes.len())
+            .filter(|&i| self.lb(i).is_some_and(|lb| lb.health_check.is_some()))
+            .collect()
+    }
+
+    pub(crate) fn lb(&self, node: usize) -> Option<&Lb> {
+        match &self.inner.nodes.get(node)?.kind {
+            NodeKind::LoadBalancer(lb) => Some(lb),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn state_at(&self, node: usize, index: usize) -> Option<ServerState> {
+        let slot = self.lb(node)?.servers.get(index)?;
+        Some(ServerState::from_u8(slot.state.load(Ordering::Acquire)))
+    }
+
+    /// Swaps the state in; when it changed, moves the round-robin generation and broadcasts.
+    pub(crate) fn set_state_at(
+        &self,
+        node: usize,
+        index: usize,
+        to: ServerState,
+        reason: &str,
+    ) -> Option<StateChange> {
+        let name = self.inner.nodes.get(node)?.name.clone();
+        let slot = self.lb(node)?.servers.get(index)?;
+        let from = ServerState::from_u8(slot.state.swap(to.to_u8(), Ordering::AcqRel));
+        if from == to {
+            return None;
+        }
+        self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        let change = StateChange {
+            service: name,
+            url: slot.url.clone(),
+            from,
+            to,
+            at: Instant::now(),
+            reason: reason.to_owned(),
+        };
+        // An error only means nobody is subscribed.
+        let _ = self.inner.events.send(change.clone());
+        Some(change)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::collections::BTreeMap;
+
+    use bridge_plan::{
+        Failover, HealthCheck, LoadBalancer, Mirror, Mirroring, Server, Service, Weighted,
+        WeightedRef,
+    };
+
+    use super::*;
+
+    /// The seed's health check: `/health/active` every 5 s, 3 s timeout, down servers re-probed
+    /// every 250 ms, nothing sent before a probe answered.
+    pub(crate) fn seed_check() -> HealthCheck {
+        HealthCheck {
+            path: "/health/active".into(),
+            scheme: None,
+            port: None,
+            hostname: None,
+            method: "GET".into(),
+            headers: BTreeMap::new(),
+            status: None,
+            interval_ms: 5_000,
+            unhealthy_interval_ms: 5_000,
+            timeout_ms: 3_000,
+            follow_redirects: true,
+            down_reprobe_interval_ms: 250,
+            probe_before_traffic: true,
+        }
+    }
+
+    pub(crate) fn lb(servers: &[(&str, u32)], health_check: Option<HealthCheck>) -> ServiceKind {
+        ServiceKind::LoadBalancer(LoadBalancer {
+            servers: servers
+                .iter()
+                .map(|(url, weight)| Server {
+                    url: (*url).into(),
+                    weight: *weight,
+                })
+                .collect(),
+            pass_host_header: true,
+            health_check,
+            servers_transport: None,
+        })
+    }
+
+    /// The example plan with its services replaced by `services`.
+    pub(crate) fn plan(services: Vec<(&str, ServiceKind)>) -> Plan {
+        let mut plan = Plan::example();
+        let source = plan.services["whoami"].source.clone();
+        plan.services = services
+            .into_iter()
+            .map(|(name, kind)| {
+                (
+                    name.to_owned(),
+                    Service {
+                        source: source.clone(),
+                        kind,
+                    },
+                )
+            })
+            .collect();
+        plan
+    }
+
+    fn picked_url(pick: Pick) -> String {
+        match pick {
+            Pick::Server(s) => s.url().to_owned(),
+            other => panic!("expected a server, got {other:?}"),
+        }
+    }
+
+    fn set(up: &Upstreams, service: &str, url: &str, state: ServerState) {
+        let server = up.server_ref(service, url).unwrap();
+        up.set_state(&server, state, "test");
+    }
+
+    const A: &str = "http://10.0.0.11:8080";
+    const B: &str = "http://10.0.0.12:8080";
+
+    #[tokio::test(start_paused = true)]
+    async fn smooth_wrr_1_3_is_exact_and_smooth() {
+        let up = Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 1), (B, 3)], None))])).unwrap();
+        let picks: Vec<String> = (0..400).map(|_| picked_url(up.pick("svc"))).collect();
+        assert_eq!(picks.iter().filter(|u| *u == A).count(), 100);
+        assert_eq!(picks.iter().filter(|u| *u == B).count(), 300);
+        assert!(
+            picks.windows(2).all(|w| !(w[0] == A && w[1] == A)),
+            "the weight-1 server was picked twice in a row"
+        );
+        // Smooth: B A B B repeated.
+        assert_eq!(picks[..8], [B, A, B, B, B, A, B, B]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wrr_restarts_after_a_state_change() {
+        let c = "http://10.0.0.13:8080";
+        let up = Upstreams::from_plan(&plan(vec![(
+            "svc",
+            lb(&[(A, 1), (B, 3), (c, 1)], Some(seed_check())),
+        )]))
+        .unwrap();
+        set(&up, "svc", A, ServerState::Up);
+        set(&up, "svc", B, ServerState::Up);
+        let picks: Vec<String> = (0..3).map(|_| picked_url(up.pick("svc"))).collect();
+        assert_eq!(picks, [B, A, B]);
+        // Any change starts the sequence afresh (here: C, never picked, goes down).
+        set(&up, "svc", c, ServerState::Down);
+        let picks: Vec<String> = (0..4).map(|_| picked_url(up.pick("svc"))).collect();
+        assert_eq!(picks, [B, A, B, B]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_health_check_every_server_is_picked() {
+        let c = "http://10.0.0.13:8080";
+        let up = Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 1), (B, 1), (c, 1)], None))]))
+            .unwrap();
+        let picks: Vec<String> = (0..6).map(|_| picked_url(up.pick("svc"))).collect();
+        assert_eq!(picks, [A, B, c, A, B, c]);
+        for (_, _, state) in up.server_states("svc").unwrap() {
+            assert_eq!(state, ServerState::Up);
+        }
+        // Passive failures do not take a server of an unchecked load balancer out for good.
+        let a = up.server_ref("svc", A).unwrap();
+        assert_eq!(up.report_failure(&a, FailureKind::ConnectRefused), None);
+        assert_eq!(up.state(&a), Some(ServerState::Up));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn weight_zero_is_never_picked() {
+        let up = Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 0), (B, 2)], None))])).unwrap();
+        for _ in 0..10 {
+            assert_eq!(picked_url(up.pick("svc")), B);
+        }
+        let up = Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 0)], None))])).unwrap();
+        assert_eq!(up.pick("svc"), Pick::NoAvailableServer);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unknown_counts_only_without_probe_before_traffic() {
+        let up =
+            Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 1)], Some(seed_check())))])).unwrap();
+        assert_eq!(up.pick("svc"), Pick::NoAvailableServer);
+        assert_eq!(up.is_available("svc"), Some(false));
+        assert_eq!(up.pick("nope"), Pick::UnknownService);
+        assert_eq!(up.is_available("nope"), None);
+
+        let mut check = seed_check();
+        check.probe_before_traffic = false;
+        let up = Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 1)], Some(check)))])).unwrap();
+        assert_eq!(picked_url(up.pick("svc")), A);
+        set(&up, "svc", A, ServerState::Down);
+        assert_eq!(up.pick("svc"), Pick::NoAvailableServer);
+    }
+
+    fn two_lbs_plus(parent: (&str, ServiceKind)) -> Upstreams {
+        Upstreams::from_plan(&plan(vec![
+            ("a", lb(&[(A, 1)], Some(seed_check()))),
+            ("b", lb(&[(B, 1)], Some(seed_check()))),
+            parent,
+        ]))
+        .unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn weighted_skips_the_unavailable_child() {
+        let weighted = ServiceKind::Weighted(Weighted {
+            services: vec![
+                WeightedRef {
+                    service: "a".into(),
+                    weight: 1,
+                },
+                WeightedRef {
+                    service: "b".into(),
+                    weight: 1,
+                },
+            ],
+            health_check: false,
+        });
+        let up = two_lbs_plus(("w", weighted));
+        assert_eq!(up.pick("w"), Pick::NoAvailableServer);
+        set(&up, "a", A, ServerState::Down);
+        set(&up, "b", B, ServerState::Up);
+        for _ in 0..10 {
+            assert_eq!(picked_url(up.pick("w")), B);
+        }
+        set(&up, "a", A, ServerState::Up);
+        let picks: Vec<String> = (0..4).map(|_| picked_url(up.pick("w"))).collect();
+        assert_eq!(picks, [A, B, A, B]);
+        set(&up, "b", B, ServerState::Down);
+        for _ in 0..10 {
+            assert_eq!(picked_url(up.pick("w")), A);
+        }
+        set(&up, "a", A, ServerState::Down);
+        assert_eq!(up.pick("w"), Pick::NoAvailableServer);
+        assert_eq!(up.is_available("w"), Some(false));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failover_and_mirroring_follow_availability() {
+        let failover = ServiceKind::Failover(Failover {
+            service: "a".into(),
+            fallback: "b".into(),
+            health_check: false,
+        });
+        let up = two_lbs_plus(("f", failover));
+        assert_eq!(up.pick("f"), Pick::NoAvailableServer);
+        set(&up, "a", A, ServerState::Up);
+        set(&up, "b", B, ServerState::Up);
+        assert_eq!(picked_url(up.pick("f")), A);
+        set(&up, "a", A, ServerState::Down);
+        assert_eq!(picked_url(up.pick("f")), B);
+        set(&up, "a", A, ServerState::Up);
+        assert_eq!(picked_url(up.pick("f")), A);
+
+        let mirroring = ServiceKind::Mirroring(Mirroring {
+            service: "a".into(),
+            mirrors: vec![Mirror {
+                service: "b".into(),
+                percent: 50,
+            }],
+            mirror_body: false,
+            max_body_size: None,
+        });
+        let up = two_lbs_plus(("m", mirroring));
+        set(&up, "b", B, ServerState::Up);
+        assert_eq!(up.pick("m"), Pick::NoAvailableServer);
+        set(&up, "a", A, ServerState::Up);
+        for _ in 0..3 {
+            assert_eq!(picked_url(up.pick("m")), A);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unknown_children_are_refused_and_deep_nesting_is_bounded() {
+        let mut p = plan(vec![(
+            "f",
+            ServiceKind::Failover(Failover {
+                service: "a".into(),
+                fallback: "nope".into(),
+                health_check: false,
+            }),
+        )]);
+        p.services.insert(
+            "a".into(),
+            Service {
+                source: p.services["f"].source.clone(),
+                kind: lb(&[(A, 1)], None),
+            },
+        );
+        let err = Upstreams::from_plan(&p).unwrap_err();
+        assert!(
+            matches!(&err, UpstreamError::UnknownChild { service, child } if service == "f" && child == "nope"),
+            "{err}"
+        );
+
+        // A cycle (which the compiler rejects) ends in NoAvailableServer instead of a stack overflow.
+        let mirror = |to: &str| {
+            ServiceKind::Mirroring(Mirroring {
+                service: to.into(),
+                mirrors: vec![],
+                mirror_body: false,
+                max_body_size: None,
+            })
+        };
+        let up = Upstreams::from_plan(&plan(vec![("x", mirror("y")), ("y", mirror("x"))])).unwrap();
+        assert_eq!(up.pick("x"), Pick::NoAvailableServer);
+        assert_eq!(up.is_available("x"), Some(false));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn invalid_server_urls_are_refused() {
+        let err = Upstreams::from_plan(&plan(vec![(
+            "svc",
+            lb(&[("not a url", 1)], Some(seed_check())),
+        )]))
+        .unwrap_err();
+        assert!(
+            matches!(err, UpstreamError::InvalidServerUrl { .. }),
+            "{err}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn changes_are_broadcast_once_and_foreign_refs_ignored() {
+        let up =
+            Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 1)], Some(seed_check())))])).unwrap();
+        let mut rx = up.subscribe();
+        let a = up.server_ref("svc", A).unwrap();
+        let at = Instant::now();
+        assert!(
+            up.set_state(&a, ServerState::Up, "probe answered 200")
+                .is_some()
+        );
+        assert!(up.set_state(&a, ServerState::Up, "again").is_none());
+        let change = rx.try_recv().unwrap();
+        assert_eq!(
+            change,
+            StateChange {
+                service: "svc".into(),
+                url: A.into(),
+                from: ServerState::Unknown,
+                to: ServerState::Up,
+                at,
+                reason: "probe answered 200".into(),
+            }
+        );
+        assert!(rx.try_recv().is_err());
+
+        // A ref from another plan's upstreams (e.g. before a reload) with another URL is ignored.
+        let other =
+            Upstreams::from_plan(&plan(vec![("svc", lb(&[(B, 1)], Some(seed_check())))])).unwrap();
+        let b = other.server_ref("svc", B).unwrap();
+        assert_eq!(up.state(&b), None);
+        assert_eq!(up.report_failure(&b, FailureKind::Reset), None);
+        assert!(up.set_state(&b, ServerState::Down, "x").is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn report_failure_marks_down_only_on_connect_errors() {
+        let up =
+            Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 1)], Some(seed_check())))])).unwrap();
+        set(&up, "svc", A, ServerState::Up);
+        let a = up.server_ref("svc", A).unwrap();
+        for kind in [FailureKind::Timeout, FailureKind::Status5xx] {
+            assert_eq!(up.report_failure(&a, kind).as_deref(), Some("svc"));
+            assert_eq!(up.state(&a), Some(ServerState::Up));
+        }
+        for kind in [FailureKind::Reset, FailureKind::ConnectRefused] {
+            set(&up, "svc", A, ServerState::Up);
+            assert_eq!(up.report_failure(&a, kind).as_deref(), Some("svc"));
+            assert_eq!(up.state(&a), Some(ServerState::Down));
+            assert_eq!(up.pick("svc"), Pick::NoAvailableServer);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn service_ids_pick_like_keys() {
+        let up = Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 1), (B, 1)], None))])).unwrap();
+        let id = up.service_id("svc").unwrap();
+        assert_eq!(picked_url(up.pick_id(id)), A);
+        assert_eq!(picked_url(up.pick("svc")), B);
+        assert_eq!(up.service_id("nope"), None);
+    }
+}

@@ -1,0 +1,49 @@
+//! The `bridge-runtime` binary's contract at its edges: help, and refusing what it cannot serve.
+//! (Serving itself is tested end to end in `tests/runtime_e2e.rs`.)
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a test failure"
+)]
+
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bridge-runtime"))
+}
+
+#[test]
+fn help_names_the_flags() {
+    let out = bin().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("--bind") && text.contains("--resolve"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_plan_exits_2_naming_it() {
+    let out = bin().arg("/nonexistent/plan.json").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/plan.json"));
+}
+
+#[test]
+fn features_not_implemented_yet_are_refused_by_name() {
+    let mut plan = bridge_plan::Plan::example();
+    for ep in plan.entrypoints.values_mut() {
+        ep.tls = Some(bridge_plan::EntryPointTls {
+            options: "default".into(),
+        });
+    }
+    let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("TLS termination is not implemented yet"),
+        "{err}"
+    );
+}

@@ -1,0 +1,258 @@
+//! bridge-runtime as deployed: a real process serving a real plan in front of two real backends on
+//! 127.0.0.1 whose `/health/active` can be flipped — the ScadaBridge active/standby scenario.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a test failure"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bridge_tests::repo_root;
+
+/// A tiny HTTP/1.1 backend: `/health/active` answers 200 while `active`, else 503; anything else
+/// answers `<name> <path>`.
+struct Backend {
+    addr: SocketAddr,
+    active: Arc<AtomicBool>,
+}
+
+fn backend(name: &'static str, active: bool) -> Backend {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let flag = Arc::new(AtomicBool::new(active));
+    let f = flag.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let f = f.clone();
+            std::thread::spawn(move || serve(stream, name, &f));
+        }
+    });
+    Backend { addr, active: flag }
+}
+
+fn serve(stream: TcpStream, name: &str, active: &AtomicBool) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+        let mut xff = String::new();
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            if h.to_ascii_lowercase().starts_with("x-forwarded-for:") {
+                xff = h[16..].trim().to_owned();
+            }
+            if h == "\r\n" {
+                break;
+            }
+        }
+        let (status, body) = if path == "/health/active" {
+            if active.load(Ordering::SeqCst) {
+                ("200 OK", "active".to_owned())
+            } else {
+                ("503 Service Unavailable", "standby".to_owned())
+            }
+        } else {
+            ("200 OK", format!("{name} {path} xff={xff}"))
+        };
+        let resp = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        if stream.write_all(resp.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: scadabridge.local\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+    (status, body)
+}
+
+struct Runtime {
+    child: Child,
+    web: SocketAddr,
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(a: &Backend, b: &Backend, dir: &std::path::Path) -> Runtime {
+    let seed = repo_root().join("examples/scadabridge");
+    std::fs::copy(seed.join("traefik.yml"), dir.join("traefik.yml")).unwrap();
+    let dynamic = std::fs::read_to_string(seed.join("dynamic.yml"))
+        .unwrap()
+        .replace(
+            "http://scadabridge-central-a:5000",
+            &format!("http://scadabridge-central-a:{}", a.addr.port()),
+        )
+        .replace(
+            "http://scadabridge-central-b:5000",
+            &format!("http://scadabridge-central-b:{}", b.addr.port()),
+        )
+        .replace("interval: 5s", "interval: 1s");
+    std::fs::write(dir.join("dynamic.yml"), dynamic).unwrap();
+    let plan = dir.join("plan.json");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .args(["build"])
+        .arg(dir)
+        .args(["--profile", "dev", "--out"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+        .arg(&plan)
+        .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
+        .args([
+            "--resolve",
+            "scadabridge-central-a=127.0.0.1",
+            "--resolve",
+            "scadabridge-central-b=127.0.0.1",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut web = None;
+    while web.is_none() && Instant::now() < deadline {
+        let Some(Ok(line)) = lines.next() else { break };
+        if let Some(rest) = line.strip_prefix("bridge-runtime: entry point web listening on ") {
+            web = rest.trim().parse().ok();
+        }
+    }
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Runtime {
+        child,
+        web: web.expect("runtime announced the web entry point"),
+    }
+}
+
+/// Polls until `want` answers (bounded), returning how long it took.
+fn wait_for(rt: &Runtime, want: &str, limit: Duration) -> Duration {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        let (_, body) = get(rt.web, "/ui");
+        if body.starts_with(want) {
+            return started.elapsed();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{want} did not get traffic within {limit:?}");
+}
+
+#[test]
+fn only_the_active_node_gets_traffic_and_failover_follows_health() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&a, &b, dir.path());
+    // Probed before traffic: from the first request on, only the active node answers.
+    for _ in 0..10 {
+        let (status, body) = get(rt.web, "/ui");
+        assert_eq!(status, 200);
+        assert!(body.starts_with("a /ui xff=127.0.0.1"), "{body}");
+    }
+    // Failover: a goes standby, b becomes active.
+    a.active.store(false, Ordering::SeqCst);
+    b.active.store(true, Ordering::SeqCst);
+    wait_for(&rt, "b ", Duration::from_secs(5));
+    // Once a's next probe ran, only b answers.
+    std::thread::sleep(Duration::from_millis(1500));
+    for _ in 0..10 {
+        assert!(get(rt.web, "/ui").1.starts_with("b "));
+    }
+    // Nobody active: Traefik's answer.
+    b.active.store(false, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        get(rt.web, "/ui"),
+        (503, "no available server\n".to_owned())
+    );
+}
+
+#[test]
+fn unknown_routes_404_and_sigterm_exits_cleanly() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = start(&a, &b, dir.path());
+    assert_eq!(get(rt.web, "/anything").0, 200);
+    let pid = rt.child.id().to_string();
+    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(code) = rt.child.try_wait().unwrap() {
+            assert!(code.success(), "{code:?}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "runtime did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_tampered_plan_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.json");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .args(["build", "examples/scadabridge", "--profile", "dev", "--out"])
+        .arg(&plan)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let t = std::fs::read_to_string(&plan)
+        .unwrap()
+        .replace("scadabridge-central-b", "evil");
+    std::fs::write(&plan, t).unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("hash"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
