@@ -78,6 +78,15 @@ fn serve(stream: TcpStream, name: &str, active: &AtomicBool) {
     }
 }
 
+fn get_raw(addr: SocketAddr, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: scadabridge.local\r\nConnection: close\r\nX-Forwarded-For: 6.6.6.6\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
 fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -110,10 +119,18 @@ impl Drop for Runtime {
 }
 
 fn start(a: &Backend, b: &Backend, dir: &std::path::Path) -> Runtime {
+    start_with(a, b, dir, |d| d)
+}
+
+fn start_with(
+    a: &Backend,
+    b: &Backend,
+    dir: &std::path::Path,
+    edit: impl Fn(String) -> String,
+) -> Runtime {
     let seed = repo_root().join("examples/scadabridge");
     std::fs::copy(seed.join("traefik.yml"), dir.join("traefik.yml")).unwrap();
-    let dynamic = std::fs::read_to_string(seed.join("dynamic.yml"))
-        .unwrap()
+    let dynamic = edit(std::fs::read_to_string(seed.join("dynamic.yml")).unwrap())
         .replace(
             "http://scadabridge-central-a:5000",
             &format!("http://scadabridge-central-a:{}", a.addr.port()),
@@ -255,4 +272,30 @@ fn a_tampered_plan_is_refused() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn middlewares_rewrite_paths_and_set_security_headers() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start_with(&a, &b, dir.path(), |d| {
+        d.replace("        - web\n", "        - web\n      middlewares: [strip, secure]\n")
+            .replace(
+                "  services:\n",
+                "  middlewares:\n    strip:\n      stripPrefix:\n        prefixes: [/central]\n    secure:\n      headers:\n        frameDeny: true\n        contentTypeNosniff: true\n        customResponseHeaders:\n          X-Served-By: bridge\n  services:\n",
+            )
+    });
+    let raw = get_raw(rt.web, "/central/ui?x=1");
+    let lower = raw.to_ascii_lowercase();
+    assert!(
+        raw.contains("a /ui?x=1"),
+        "prefix stripped, query kept: {raw}"
+    );
+    assert!(
+        raw.contains("xff=127.0.0.1"),
+        "an untrusted client cannot forge X-Forwarded-For: {raw}"
+    );
+    assert!(lower.contains("x-frame-options: deny"), "{raw}");
+    assert!(lower.contains("x-content-type-options: nosniff"), "{raw}");
+    assert!(lower.contains("x-served-by: bridge"), "{raw}");
 }

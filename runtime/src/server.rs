@@ -113,6 +113,31 @@ impl Runtime {
                 ));
             }
         }
+        for (name, m) in &plan.middlewares {
+            if let MiddlewareKind::Headers(h) = &m.kind {
+                let cors = h.access_control_allow_credentials
+                    || !h.access_control_allow_headers.is_empty()
+                    || !h.access_control_allow_methods.is_empty()
+                    || !h.access_control_allow_origin_list.is_empty()
+                    || !h.access_control_expose_headers.is_empty()
+                    || h.access_control_max_age > 0
+                    || h.add_vary_header;
+                if cors {
+                    missing.push(format!(
+                        "middleware `{name}`: CORS headers are not implemented yet"
+                    ));
+                }
+            }
+        }
+        for (name, s) in &plan.services {
+            if let ServiceKind::Mirroring(m) = &s.kind
+                && !m.mirrors.is_empty()
+            {
+                missing.push(format!(
+                    "service `{name}`: mirroring to other services is not implemented yet"
+                ));
+            }
+        }
         for (name, s) in &plan.services {
             if let ServiceKind::LoadBalancer(lb) = &s.kind {
                 for srv in &lb.servers {
@@ -295,6 +320,30 @@ impl Runtime {
                         h.custom_response_headers
                             .iter()
                             .map(|(k, v)| (k.clone(), v.clone())),
+                    );
+                    let security = [
+                        (
+                            "x-frame-options",
+                            h.custom_frame_options_value
+                                .clone()
+                                .or_else(|| h.frame_deny.then(|| "DENY".to_owned())),
+                        ),
+                        (
+                            "x-content-type-options",
+                            h.content_type_nosniff.then(|| "nosniff".to_owned()),
+                        ),
+                        (
+                            "x-xss-protection",
+                            h.browser_xss_filter.then(|| "1; mode=block".to_owned()),
+                        ),
+                        ("content-security-policy", h.content_security_policy.clone()),
+                        ("referrer-policy", h.referrer_policy.clone()),
+                        ("permissions-policy", h.permissions_policy.clone()),
+                    ];
+                    response_headers.extend(
+                        security
+                            .into_iter()
+                            .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v))),
                     );
                     if h.sts_seconds > 0 && h.force_sts_header {
                         let mut v = format!("max-age={}", h.sts_seconds);
