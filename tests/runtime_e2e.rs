@@ -299,3 +299,51 @@ fn middlewares_rewrite_paths_and_set_security_headers() {
     assert!(lower.contains("x-content-type-options: nosniff"), "{raw}");
     assert!(lower.contains("x-served-by: bridge"), "{raw}");
 }
+
+#[test]
+fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&a, &b, dir.path());
+    assert!(get(rt.web, "/ui").1.starts_with("a /ui"));
+    let plan = dir.path().join("plan.json");
+    let hup = |rt: &Runtime| {
+        assert!(
+            Command::new("kill")
+                .args(["-HUP", &rt.child.id().to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    // A tampered plan is rejected; the old one keeps serving.
+    let good = std::fs::read_to_string(&plan).unwrap();
+    std::fs::write(&plan, good.replace("/health/active", "/health/other")).unwrap();
+    hup(&rt);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        get(rt.web, "/ui").1.starts_with("a /ui"),
+        "still serving the old plan"
+    );
+    // A new valid plan: the router now only takes /app.
+    let dynamic = std::fs::read_to_string(dir.path().join("dynamic.yml"))
+        .unwrap()
+        .replace("PathPrefix(`/`)", "PathPrefix(`/app`)");
+    std::fs::write(dir.path().join("dynamic.yml"), dynamic).unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .args(["build"])
+        .arg(dir.path())
+        .args(["--profile", "dev", "--out"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    hup(&rt);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while get(rt.web, "/ui").0 != 404 {
+        assert!(Instant::now() < deadline, "the new plan was not applied");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Health state was kept: the active node answers at once, no 503 window.
+    assert!(get(rt.web, "/app/x").1.starts_with("a /app/x"));
+}

@@ -184,6 +184,31 @@ impl Runtime {
         &self.upstreams
     }
 
+    /// The plan being served.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// Copies the health state of servers that exist, unchanged, in `old` (same service, same URL),
+    /// so a reload does not send traffic back to nodes known to be down, nor hold it from nodes known
+    /// to be up. Returns how many states were carried over.
+    pub fn carry_health_from(&self, old: &Runtime) -> usize {
+        let mut carried = 0;
+        for name in self.plan.services.keys() {
+            let Some(states) = old.upstreams.server_states(name) else {
+                continue;
+            };
+            for (server, _, state) in states {
+                if let Some(new_ref) = self.upstreams.server_ref(name, server.url()) {
+                    self.upstreams
+                        .set_state(&new_ref, state, "kept across reload");
+                    carried += 1;
+                }
+            }
+        }
+        carried
+    }
+
     /// Answers one request that arrived on entry point `ep` from `peer`.
     pub async fn handle(
         self: Arc<Self>,
@@ -667,11 +692,12 @@ pub fn listen_addr(
 /// Accepts connections on `listener` for entry point `ep` until `shutdown` resolves, then drains
 /// in-flight connections for up to `grace`.
 pub async fn serve_entrypoint(
-    rt: Arc<Runtime>,
+    current: Arc<arc_swap::ArcSwap<Runtime>>,
     ep: Arc<str>,
     listener: tokio::net::TcpListener,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
+    let rt = current.load_full();
     let (grace, header_read, max_header) = rt.plan.entrypoints.get(&*ep).map_or(
         (Duration::from_secs(10), Duration::from_secs(10), 1 << 20),
         |e| {
@@ -693,10 +719,11 @@ pub async fn serve_entrypoint(
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, peer)) = accepted else { continue };
-                let rt = rt.clone();
+                let current = current.clone();
                 let ep = ep.clone();
                 let svc = hyper::service::service_fn(move |req| {
-                    let rt = rt.clone();
+                    // Each request sees the plan current when it arrived (SIGHUP swaps it atomically).
+                    let rt = current.load_full();
                     let ep = ep.clone();
                     async move { Ok::<_, Infallible>(rt.handle(ep, peer, req).await) }
                 });
