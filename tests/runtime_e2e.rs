@@ -21,29 +21,47 @@ use bridge_tests::repo_root;
 struct Backend {
     addr: SocketAddr,
     active: Arc<AtomicBool>,
+    /// When set, every connection is closed before any response byte (a crashed node).
+    dead: Arc<AtomicBool>,
 }
 
 fn backend(name: &'static str, active: bool) -> Backend {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let flag = Arc::new(AtomicBool::new(active));
-    let f = flag.clone();
+    let dead = Arc::new(AtomicBool::new(false));
+    let (f, d) = (flag.clone(), dead.clone());
+    listener.set_nonblocking(true).unwrap();
     std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let f = f.clone();
-            std::thread::spawn(move || serve(stream, name, &f));
+        // Polls so a "crash" can close the listening socket: new connections are then refused.
+        while !d.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    stream.set_nonblocking(false).unwrap();
+                    let (f, d) = (f.clone(), d.clone());
+                    std::thread::spawn(move || serve(stream, name, &f, &d));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(2)),
+            }
         }
     });
-    Backend { addr, active: flag }
+    Backend {
+        addr,
+        active: flag,
+        dead,
+    }
 }
 
-fn serve(stream: TcpStream, name: &str, active: &AtomicBool) {
+fn serve(stream: TcpStream, name: &str, active: &AtomicBool, dead: &AtomicBool) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut stream = stream;
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
             return;
+        }
+        if dead.load(Ordering::SeqCst) {
+            return; // drop the connection without answering
         }
         let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
         let mut xff = String::new();
@@ -119,7 +137,7 @@ impl Drop for Runtime {
 }
 
 fn start(a: &Backend, b: &Backend, dir: &std::path::Path) -> Runtime {
-    start_with(a, b, dir, |d| d)
+    start_with(a, b, dir, |d| d.replace("interval: 5s", "interval: 1s"))
 }
 
 fn start_with(
@@ -346,4 +364,26 @@ fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
     }
     // Health state was kept: the active node answers at once, no 503 window.
     assert!(get(rt.web, "/app/x").1.starts_with("a /app/x"));
+}
+
+#[test]
+fn a_crashed_node_loses_no_get_when_another_is_healthy() {
+    let (a, b) = (backend("a", true), backend("b", true));
+    let dir = tempfile::tempdir().unwrap();
+    // The seed's 5 s interval: the crash is noticed on live traffic, long before the next probe.
+    let rt = start_with(&a, &b, dir.path(), |d| d);
+    // Both answer while both are active.
+    let bodies: Vec<String> = (0..6).map(|_| get(rt.web, "/ui").1).collect();
+    assert!(
+        bodies.iter().any(|b| b.starts_with("a ")) && bodies.iter().any(|b| b.starts_with("b ")),
+        "{bodies:?}"
+    );
+    // a crashes: connections close before any response byte. No GET may fail.
+    a.dead.store(true, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(20)); // the listener is closed now
+    for i in 0..30 {
+        let (status, body) = get(rt.web, "/ui");
+        assert_eq!(status, 200, "request {i} failed: {body}");
+        assert!(body.starts_with("b "), "{body}");
+    }
 }

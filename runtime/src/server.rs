@@ -28,6 +28,23 @@ use crate::upstream::{FailureKind, Pick, Upstreams};
 
 /// Response body type for everything the proxy answers.
 pub type Body = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+/// Request body type sent upstream: the client's streamed body, or empty for a retry.
+pub type ReqBody =
+    http_body_util::combinators::UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+/// True for requests that may be sent again when the first server could not be reached: safe
+/// methods without a body (nothing was consumed, repeating cannot change state).
+fn retryable(method: &http::Method, headers: &http::HeaderMap) -> bool {
+    let safe = matches!(
+        *method,
+        http::Method::GET | http::Method::HEAD | http::Method::OPTIONS
+    );
+    let no_body = !headers.contains_key(header::TRANSFER_ENCODING)
+        && headers
+            .get(header::CONTENT_LENGTH)
+            .is_none_or(|v| v.as_bytes() == b"0");
+    safe && no_body
+}
 
 /// Why a plan cannot be served.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +79,7 @@ pub struct Runtime {
     plan: Arc<Plan>,
     upstreams: Upstreams,
     tables: HashMap<String, RouteTable>,
-    client: Client<HttpConnector, Incoming>,
+    client: Client<HttpConnector, ReqBody>,
     resolve: HashMap<String, IpAddr>,
     server_name: String,
 }
@@ -453,11 +470,9 @@ impl Runtime {
             }
             None => authority.clone(),
         };
-        let Ok(uri) = format!("http://{connect_authority}{path_and_query}").parse::<Uri>() else {
-            return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
-        };
         let upgrade = forward::is_upgrade(req.headers());
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
+        let may_retry = !upgrade && retryable(req.method(), req.headers());
         let ep_cfg = self
             .plan
             .entrypoints
@@ -482,6 +497,23 @@ impl Runtime {
                 },
                 &ep_cfg,
             );
+        }
+        let (parts, body) = req.into_parts();
+        let mut body = Some(
+            body.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+                .boxed_unsync(),
+        );
+        let mut server = server;
+        let mut connect_authority = connect_authority;
+        let mut authority = authority;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let Ok(uri) = format!("http://{connect_authority}{path_and_query}").parse::<Uri>()
+            else {
+                return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
+            };
+            let mut headers = parts.headers.clone();
             if !pass_host || host.is_none() {
                 if let Ok(v) = HeaderValue::from_str(&authority) {
                     headers.insert(header::HOST, v);
@@ -489,10 +521,82 @@ impl Runtime {
             } else if let Some(h) = host.and_then(|h| HeaderValue::from_str(h).ok()) {
                 headers.insert(header::HOST, h);
             }
+            let b = body.take().unwrap_or_else(|| {
+                http_body_util::Empty::new()
+                    .map_err(|never: Infallible| match never {})
+                    .boxed_unsync()
+            });
+            let mut upstream_req = Request::new(b);
+            *upstream_req.method_mut() = parts.method.clone();
+            *upstream_req.uri_mut() = uri;
+            *upstream_req.version_mut() = http::Version::HTTP_11;
+            *upstream_req.headers_mut() = headers;
+            match self.client.request(upstream_req).await {
+                Err(e) if may_retry && attempt == 1 => {
+                    let timed_out = error_chain_has(&e, std::io::ErrorKind::TimedOut);
+                    let kind = if e.is_connect() {
+                        if timed_out {
+                            FailureKind::Timeout
+                        } else {
+                            FailureKind::ConnectRefused
+                        }
+                    } else {
+                        FailureKind::Reset
+                    };
+                    self.upstreams.report_failure(&server, kind);
+                    eprintln!(
+                        "bridge-runtime: {service} → {}: {e}; retrying on another server",
+                        server.url()
+                    );
+                    // Retry once, on another server (the failed one is down now if it refused).
+                    match self.upstreams.pick(service) {
+                        Pick::Server(next) if next.url() != server.url() => {
+                            let Ok(t) = next.url().parse::<Uri>() else {
+                                return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
+                            };
+                            authority = t
+                                .authority()
+                                .map(|a| a.as_str().to_owned())
+                                .unwrap_or_default();
+                            connect_authority = match t.host().and_then(|h| self.resolve.get(h)) {
+                                Some(ip) => {
+                                    let ip = if ip.is_ipv6() {
+                                        format!("[{ip}]")
+                                    } else {
+                                        ip.to_string()
+                                    };
+                                    t.port_u16().map_or(ip.clone(), |p| format!("{ip}:{p}"))
+                                }
+                                None => authority.clone(),
+                            };
+                            server = next;
+                            continue;
+                        }
+                        _ => {
+                            return if timed_out {
+                                text(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n")
+                            } else {
+                                text(StatusCode::BAD_GATEWAY, "Bad Gateway\n")
+                            };
+                        }
+                    }
+                }
+                result => {
+                    return self.finish(result, &server, service, client_upgrade);
+                }
+            }
         }
-        *req.uri_mut() = uri;
-        *req.version_mut() = http::Version::HTTP_11;
-        match self.client.request(req).await {
+    }
+
+    fn finish(
+        &self,
+        result: Result<Response<Incoming>, hyper_util::client::legacy::Error>,
+        server: &crate::upstream::ServerRef,
+        service: &str,
+        client_upgrade: Option<hyper::upgrade::OnUpgrade>,
+    ) -> Response<Body> {
+        let server = server.clone();
+        match result {
             Ok(mut resp) => {
                 if resp.status().is_server_error() {
                     self.upstreams
