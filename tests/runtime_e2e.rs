@@ -387,3 +387,40 @@ fn a_crashed_node_loses_no_get_when_another_is_healthy() {
         assert!(body.starts_with("b "), "{body}");
     }
 }
+
+#[test]
+fn basic_auth_guards_a_router() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start_with(&a, &b, dir.path(), |d| {
+        d.replace("        - web\n", "        - web\n      middlewares: [auth]\n").replace(
+            "  services:\n",
+            "  middlewares:\n    auth:\n      basicAuth:\n        realm: scada\n        users:\n          - \"admin:{SHA}qUqP5cyxm6YcTAhz05Hph5gvu9M=\"\n  services:\n",
+        )
+    });
+    let raw = get_raw(rt.web, "/ui");
+    assert!(raw.starts_with("HTTP/1.1 401"), "{raw}");
+    assert!(
+        raw.to_ascii_lowercase()
+            .contains("www-authenticate: basic realm=\"scada\""),
+        "{raw}"
+    );
+    let send = |auth: &str| {
+        let mut s = TcpStream::connect(rt.web).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(s, "GET /ui HTTP/1.1\r\nHost: x\r\nAuthorization: Basic {auth}\r\nConnection: close\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    // admin:test
+    assert!(
+        send("YWRtaW46dGVzdA==").contains("a /ui"),
+        "right password passes"
+    );
+    // admin:wrong
+    assert!(
+        send("YWRtaW46d3Jvbmc=").starts_with("HTTP/1.1 401"),
+        "wrong password is refused"
+    );
+}

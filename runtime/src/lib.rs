@@ -9,6 +9,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auth;
+pub mod api;
 pub mod forward;
 pub mod health;
 pub mod plan;

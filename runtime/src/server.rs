@@ -61,6 +61,9 @@ pub enum ServeError {
     /// An entry point address is invalid.
     #[error("entry point `{0}`: cannot listen on `{1}`")]
     Address(String, String),
+    /// A basicAuth middleware's users could not be loaded.
+    #[error("middleware `{0}`: {1}")]
+    Auth(String, crate::auth::AuthError),
     /// Binding a listener failed.
     #[error("entry point `{name}`: cannot listen on {addr}: {source}")]
     Bind {
@@ -82,6 +85,7 @@ pub struct Runtime {
     client: Client<HttpConnector, ReqBody>,
     resolve: HashMap<String, IpAddr>,
     server_name: String,
+    auth: HashMap<String, Arc<crate::auth::BasicAuth>>,
 }
 
 fn text(status: StatusCode, body: &'static str) -> Response<Body> {
@@ -120,6 +124,7 @@ impl Runtime {
             let ok = matches!(
                 m.kind,
                 MiddlewareKind::Headers(_)
+                    | MiddlewareKind::BasicAuth(_)
                     | MiddlewareKind::StripPrefix(_)
                     | MiddlewareKind::AddPrefix(_)
                     | MiddlewareKind::ReplacePath(_)
@@ -186,6 +191,14 @@ impl Runtime {
         let server_name = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_owned())
             .unwrap_or_else(|_| "bridge-runtime".into());
+        let mut auth = HashMap::new();
+        for (name, m) in &plan.middlewares {
+            if let MiddlewareKind::BasicAuth(cfg) = &m.kind {
+                let a = crate::auth::BasicAuth::from_plan(cfg)
+                    .map_err(|e| ServeError::Auth(name.clone(), e))?;
+                auth.insert(name.clone(), Arc::new(a));
+            }
+        }
         Ok(Runtime {
             plan,
             upstreams,
@@ -193,6 +206,7 @@ impl Runtime {
             client,
             resolve,
             server_name,
+            auth,
         })
     }
 
@@ -318,6 +332,31 @@ impl Runtime {
             let Some(mw) = self.plan.middlewares.get(m) else {
                 continue;
             };
+            if let Some(a) = self.auth.get(m) {
+                match a.verify(req.headers().get(header::AUTHORIZATION)).await {
+                    crate::auth::Verdict::Allowed { user } => {
+                        if let Some(field) = a.header_field()
+                            && let (Ok(name), Ok(value)) = (
+                                http::HeaderName::from_bytes(field.as_bytes()),
+                                HeaderValue::from_str(&user),
+                            )
+                        {
+                            req.headers_mut().insert(name, value);
+                        }
+                        if a.remove_header() {
+                            req.headers_mut().remove(header::AUTHORIZATION);
+                        }
+                    }
+                    crate::auth::Verdict::Denied => {
+                        return crate::auth::unauthorized(a.realm()).map(|b| {
+                            Full::new(b)
+                                .map_err(|never: Infallible| match never {})
+                                .boxed()
+                        });
+                    }
+                }
+                continue;
+            }
             match &mw.kind {
                 MiddlewareKind::StripPrefix(sp) => {
                     let (p, q) = split_pq(&path_and_query);
