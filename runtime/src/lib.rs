@@ -10,7 +10,6 @@
 #![warn(missing_docs)]
 
 pub mod auth;
-pub mod api;
 pub mod forward;
 pub mod health;
 pub mod plan;
