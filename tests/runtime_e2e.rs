@@ -127,6 +127,7 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
 struct Runtime {
     child: Child,
     web: SocketAddr,
+    api: SocketAddr,
 }
 
 impl Drop for Runtime {
@@ -186,17 +187,21 @@ fn start_with(
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let deadline = Instant::now() + Duration::from_secs(20);
-    let mut web = None;
-    while web.is_none() && Instant::now() < deadline {
+    let (mut web, mut api) = (None, None);
+    while (web.is_none() || api.is_none()) && Instant::now() < deadline {
         let Some(Ok(line)) = lines.next() else { break };
         if let Some(rest) = line.strip_prefix("bridge-runtime: entry point web listening on ") {
             web = rest.trim().parse().ok();
+        }
+        if let Some(rest) = line.strip_prefix("bridge-runtime: entry point traefik listening on ") {
+            api = rest.trim().parse().ok();
         }
     }
     std::thread::spawn(move || for _ in lines.by_ref() {});
     Runtime {
         child,
         web: web.expect("runtime announced the web entry point"),
+        api: api.expect("runtime announced the traefik entry point"),
     }
 }
 
@@ -224,6 +229,29 @@ fn only_the_active_node_gets_traffic_and_failover_follows_health() {
         assert_eq!(status, 200);
         assert!(body.starts_with("a /ui xff=127.0.0.1"), "{body}");
     }
+    // The Traefik-compatible API shows the live server states, and the dashboard is served.
+    let (status, body) = get(rt.api, "/api/http/services");
+    assert_eq!(status, 200);
+    let services: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let central = services
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "central@file")
+        .unwrap();
+    let states = central["serverStatus"].as_object().unwrap();
+    assert_eq!(
+        states.values().filter(|v| *v == "UP").count(),
+        1,
+        "{central}"
+    );
+    assert_eq!(
+        states.values().filter(|v| *v == "DOWN").count(),
+        1,
+        "{central}"
+    );
+    assert_eq!(get(rt.api, "/dashboard/").0, 200);
+    assert_eq!(get(rt.api, "/ping"), (200, "OK".to_owned()));
     // Failover: a goes standby, b becomes active.
     a.active.store(false, Ordering::SeqCst);
     b.active.store(true, Ordering::SeqCst);

@@ -86,6 +86,7 @@ pub struct Runtime {
     resolve: HashMap<String, IpAddr>,
     server_name: String,
     auth: HashMap<String, Arc<crate::auth::BasicAuth>>,
+    started: String,
 }
 
 fn text(status: StatusCode, body: &'static str) -> Response<Body> {
@@ -207,12 +208,45 @@ impl Runtime {
             resolve,
             server_name,
             auth,
+            started: rfc3339_now(),
         })
     }
 
     /// The upstream state (for health checking and the API).
     pub fn upstreams(&self) -> &Upstreams {
         &self.upstreams
+    }
+
+    /// The Traefik-compatible API and the dashboard, if `uri` is one of their paths.
+    fn api(&self, method: &http::Method, uri: &Uri) -> Option<Response<Body>> {
+        let r = crate::api::handle(
+            &self.plan,
+            &self.upstreams,
+            method,
+            uri.path(),
+            uri.query(),
+            &self.started,
+        )?;
+        let mut resp = Response::new(
+            Full::new(r.body)
+                .map_err(|never: Infallible| match never {})
+                .boxed(),
+        );
+        *resp.status_mut() = r.status;
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(r.content_type),
+        );
+        if let Some(p) = r
+            .next_page
+            .and_then(|p| HeaderValue::from_str(&p.to_string()).ok())
+        {
+            resp.headers_mut().insert("x-next-page", p);
+        }
+        if let Some(l) = r.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+            resp.headers_mut().insert(header::LOCATION, l);
+        }
+        Some(resp)
     }
 
     /// The plan being served.
@@ -273,11 +307,8 @@ impl Runtime {
             if path == "/ping" {
                 return text(StatusCode::OK, "OK");
             }
-            if path.starts_with("/api") || path.starts_with("/dashboard") || path == "/" {
-                return text(
-                    StatusCode::NOT_IMPLEMENTED,
-                    "the API and dashboard are not implemented by this bridge-runtime version yet\n",
-                );
+            if let Some(r) = self.api(req.method(), req.uri()) {
+                return r;
             }
         }
         let header_pairs: Vec<(String, String)> = req
@@ -314,12 +345,6 @@ impl Runtime {
         };
         if router.service == "ping@internal" {
             return text(StatusCode::OK, "OK");
-        }
-        if router.service.ends_with("@internal") {
-            return text(
-                StatusCode::NOT_IMPLEMENTED,
-                "internal services other than ping are not implemented by this bridge-runtime version yet\n",
-            );
         }
         // Request middlewares, in chain order.
         let mut path_and_query = req
@@ -439,6 +464,12 @@ impl Runtime {
                 }
                 _ => {}
             }
+        }
+        if router.service.ends_with("@internal") {
+            // api@internal / dashboard@internal, after the router's middlewares (basicAuth in prod).
+            return self
+                .api(req.method(), req.uri())
+                .unwrap_or_else(|| text(StatusCode::NOT_FOUND, "404 page not found\n"));
         }
         let mut resp = self
             .forward(
@@ -881,4 +912,28 @@ pub async fn serve_entrypoint(
     }
     drop(listener);
     let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+}
+
+/// The current time as RFC 3339 UTC (`2026-11-30T05:00:00Z`), for `/api/version`.
+fn rfc3339_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
