@@ -452,3 +452,34 @@ fn basic_auth_guards_a_router() {
         "wrong password is refused"
     );
 }
+
+#[test]
+fn redirect_allow_list_and_regex_strip_middlewares() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let routers = "    redir:\n      rule: \"PathPrefix(`/secure`)\"\n      service: central\n      entryPoints: [web]\n      middlewares: [to-https]\n    blocked:\n      rule: \"PathPrefix(`/admin`)\"\n      service: central\n      entryPoints: [web]\n      middlewares: [lan-only]\n    versioned:\n      rule: \"PathPrefix(`/v1`)\"\n      service: central\n      entryPoints: [web]\n      middlewares: [strip-version]\n";
+    let middlewares = "  middlewares:\n    to-https:\n      redirectScheme:\n        scheme: https\n        permanent: true\n    lan-only:\n      ipAllowList:\n        sourceRange: [10.0.0.0/8]\n    strip-version:\n      stripPrefixRegex:\n        regex: [\"/v[0-9]+\"]\n";
+    let rt = start_with(&a, &b, dir.path(), |d| {
+        d.replacen(
+            "  services:\n",
+            &format!("{routers}{middlewares}  services:\n"),
+            1,
+        )
+    });
+    let raw = get_raw(rt.web, "/secure/page?x=1");
+    assert!(raw.starts_with("HTTP/1.1 301"), "{raw}");
+    assert!(
+        raw.to_ascii_lowercase()
+            .contains("location: https://scadabridge.local/secure/page?x=1"),
+        "{raw}"
+    );
+    assert_eq!(
+        get(rt.web, "/admin").0,
+        403,
+        "127.0.0.1 is outside 10.0.0.0/8"
+    );
+    assert!(
+        get(rt.web, "/v1/items").1.starts_with("a /items"),
+        "version prefix stripped"
+    );
+}

@@ -87,6 +87,7 @@ pub struct Runtime {
     server_name: String,
     auth: HashMap<String, Arc<crate::auth::BasicAuth>>,
     started: String,
+    regexes: HashMap<String, Vec<regex::Regex>>,
 }
 
 fn text(status: StatusCode, body: &'static str) -> Response<Body> {
@@ -129,6 +130,10 @@ impl Runtime {
                     | MiddlewareKind::StripPrefix(_)
                     | MiddlewareKind::AddPrefix(_)
                     | MiddlewareKind::ReplacePath(_)
+                    | MiddlewareKind::StripPrefixRegex(_)
+                    | MiddlewareKind::RedirectScheme(_)
+                    | MiddlewareKind::RedirectRegex(_)
+                    | MiddlewareKind::IpAllowList(_)
             );
             if !ok {
                 missing.push(format!(
@@ -200,7 +205,27 @@ impl Runtime {
                 auth.insert(name.clone(), Arc::new(a));
             }
         }
+        let mut regexes = HashMap::new();
+        for (name, m) in &plan.middlewares {
+            let sources: Vec<&String> = match &m.kind {
+                MiddlewareKind::StripPrefixRegex(x) => x.regex.iter().collect(),
+                MiddlewareKind::RedirectRegex(x) => vec![&x.regex],
+                _ => continue,
+            };
+            let compiled = sources
+                .into_iter()
+                .map(|r| {
+                    regex::Regex::new(r).map_err(|e| {
+                        ServeError::Unsupported(vec![format!(
+                            "middleware `{name}`: regex `{r}` does not compile: {e}"
+                        )])
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            regexes.insert(name.clone(), compiled);
+        }
         Ok(Runtime {
+            regexes,
             plan,
             upstreams,
             tables,
@@ -403,6 +428,75 @@ impl Runtime {
                     let (p, q) = split_pq(&path_and_query);
                     path_and_query =
                         join_pq(&format!("{}{}", ap.prefix.trim_end_matches('/'), p), q);
+                }
+                MiddlewareKind::StripPrefixRegex(_) => {
+                    let (p, q) = split_pq(&path_and_query);
+                    let stripped = self.regexes.get(m).and_then(|res| {
+                        res.iter().find_map(|re| {
+                            re.find(p)
+                                .filter(|f| f.start() == 0)
+                                .map(|f| f.as_str().to_owned())
+                        })
+                    });
+                    if let Some(prefix) = stripped {
+                        let rest = &p[prefix.len()..];
+                        let rest = if rest.starts_with('/') {
+                            rest.to_owned()
+                        } else {
+                            format!("/{rest}")
+                        };
+                        if let Ok(v) = HeaderValue::from_str(&prefix) {
+                            req.headers_mut().insert("x-forwarded-prefix", v);
+                        }
+                        path_and_query = join_pq(&rest, q);
+                    }
+                }
+                MiddlewareKind::RedirectScheme(rs) if rs.scheme != "http" => {
+                    // This runtime serves plain HTTP only (TLS is issue 5): the request scheme is http.
+                    let host = host_owned.as_deref().unwrap_or("");
+                    let bare = strip_port(host);
+                    let port = rs.port.as_deref().filter(|p| {
+                        !((rs.scheme == "https" && *p == "443")
+                            || (rs.scheme == "http" && *p == "80"))
+                    });
+                    let location = match port {
+                        Some(p) => format!("{}://{bare}:{p}{path_and_query}", rs.scheme),
+                        None => format!("{}://{bare}{path_and_query}", rs.scheme),
+                    };
+                    return redirect_to(&location, rs.permanent, req.method());
+                }
+                MiddlewareKind::RedirectRegex(rr) => {
+                    let url = format!(
+                        "http://{}{path_and_query}",
+                        host_owned.as_deref().unwrap_or("")
+                    );
+                    if let Some(re) = self.regexes.get(m).and_then(|r| r.first())
+                        && re.is_match(&url)
+                    {
+                        let location = re.replace(&url, rr.replacement.as_str()).into_owned();
+                        if location != url {
+                            return redirect_to(&location, rr.permanent, req.method());
+                        }
+                    }
+                }
+                MiddlewareKind::IpAllowList(al) => {
+                    let client = client_ip(peer.ip(), req.headers(), al.depth, &al.excluded_ips);
+                    let allowed = client.is_some_and(|ip| {
+                        let ip = forward::canonical_ip(ip);
+                        al.source_range.iter().any(|r| {
+                            r.parse::<ipnet::IpNet>()
+                                .map(|n| n.contains(&ip))
+                                .or_else(|_| {
+                                    r.parse::<IpAddr>().map(|a| forward::canonical_ip(a) == ip)
+                                })
+                                .unwrap_or(false)
+                        })
+                    });
+                    if !allowed {
+                        let status = StatusCode::from_u16(al.reject_status_code)
+                            .unwrap_or(StatusCode::FORBIDDEN);
+                        return text(status, "Forbidden");
+                    }
                 }
                 MiddlewareKind::ReplacePath(rp) => {
                     let (p, q) = split_pq(&path_and_query);
@@ -936,4 +1030,64 @@ fn rfc3339_now() -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+fn strip_port(host: &str) -> &str {
+    if let Some(end) = host.rfind(']') {
+        return &host[..=end];
+    }
+    match host.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') && p.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host,
+    }
+}
+
+/// Traefik's redirect status: permanent ⇒ 301 for GET/HEAD, 308 otherwise; else 302 / 307.
+fn redirect_to(location: &str, permanent: bool, method: &http::Method) -> Response<Body> {
+    let get = method == http::Method::GET || method == http::Method::HEAD;
+    let status = match (permanent, get) {
+        (true, true) => StatusCode::MOVED_PERMANENTLY,
+        (true, false) => StatusCode::PERMANENT_REDIRECT,
+        (false, true) => StatusCode::FOUND,
+        (false, false) => StatusCode::TEMPORARY_REDIRECT,
+    };
+    let body = status.canonical_reason().unwrap_or("").to_owned();
+    let mut resp = Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never: Infallible| match never {})
+            .boxed(),
+    );
+    *resp.status_mut() = status;
+    if let Ok(v) = HeaderValue::from_str(location) {
+        resp.headers_mut().insert(header::LOCATION, v);
+    }
+    resp
+}
+
+/// The client address ipAllowList judges: the peer, or with `depth` > 0 the depth-th address from
+/// the right of X-Forwarded-For (skipping `excluded`), as Traefik's ipStrategy does.
+fn client_ip(
+    peer: IpAddr,
+    headers: &http::HeaderMap,
+    depth: u32,
+    excluded: &[String],
+) -> Option<IpAddr> {
+    if depth == 0 && excluded.is_empty() {
+        return Some(peer);
+    }
+    let xff: Vec<String> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_owned())
+        .collect();
+    if depth > 0 {
+        let i = xff.len().checked_sub(usize::try_from(depth).ok()?)?;
+        return xff.get(i).and_then(|s| s.parse().ok());
+    }
+    xff.iter()
+        .rev()
+        .filter(|s| !excluded.contains(s))
+        .find_map(|s| s.parse().ok())
 }
