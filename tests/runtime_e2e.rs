@@ -65,6 +65,7 @@ fn serve(stream: TcpStream, name: &str, active: &AtomicBool, dead: &AtomicBool) 
         }
         let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
         let mut xff = String::new();
+        let mut upgrade = false;
         loop {
             let mut h = String::new();
             if reader.read_line(&mut h).unwrap_or(0) == 0 {
@@ -73,8 +74,26 @@ fn serve(stream: TcpStream, name: &str, active: &AtomicBool, dead: &AtomicBool) 
             if h.to_ascii_lowercase().starts_with("x-forwarded-for:") {
                 xff = h[16..].trim().to_owned();
             }
+            if h.to_ascii_lowercase().starts_with("upgrade: websocket") {
+                upgrade = true;
+            }
             if h == "\r\n" {
                 break;
+            }
+        }
+        if upgrade {
+            // Switch protocols, then echo every byte back (a raw tunnel, like a WebSocket echo).
+            let _ = stream.write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+            let mut buf = [0u8; 1024];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        if stream.write_all(&buf[..n]).is_err() {
+                            return;
+                        }
+                    }
+                }
             }
         }
         let (status, body) = if path == "/health/active" {
@@ -482,4 +501,32 @@ fn redirect_allow_list_and_regex_strip_middlewares() {
         get(rt.web, "/v1/items").1.starts_with("a /items"),
         "version prefix stripped"
     );
+}
+
+#[test]
+fn websocket_upgrades_are_tunnelled_both_ways() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&a, &b, dir.path());
+    let mut s = TcpStream::connect(rt.web).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET /_blazor HTTP/1.1\r\nHost: scadabridge.local\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    for msg in ["hello", "circuit 42"] {
+        s.write_all(msg.as_bytes()).unwrap();
+        let mut back = vec![0u8; msg.len()];
+        s.read_exact(&mut back).unwrap();
+        assert_eq!(String::from_utf8_lossy(&back), msg);
+    }
 }
