@@ -134,6 +134,7 @@ impl Runtime {
                     | MiddlewareKind::RedirectScheme(_)
                     | MiddlewareKind::RedirectRegex(_)
                     | MiddlewareKind::IpAllowList(_)
+                    | MiddlewareKind::Retry(_)
             );
             if !ok {
                 missing.push(format!(
@@ -377,6 +378,9 @@ impl Runtime {
             .path_and_query()
             .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
         let mut response_headers: Vec<(String, String)> = Vec::new();
+        // Attempts for safe requests that cannot reach a server: the retry middleware's, else 2
+        // (bridgectl retries once on another server by default).
+        let mut retry = (2u32, Duration::ZERO);
         let mut sts: Option<String> = None;
         for m in &router.middlewares {
             let Some(mw) = self.plan.middlewares.get(m) else {
@@ -498,6 +502,12 @@ impl Runtime {
                         return text(status, "Forbidden");
                     }
                 }
+                MiddlewareKind::Retry(r) => {
+                    retry = (
+                        r.attempts.max(1),
+                        Duration::from_millis(r.initial_interval_ms),
+                    );
+                }
                 MiddlewareKind::ReplacePath(rp) => {
                     let (p, q) = split_pq(&path_and_query);
                     if let Ok(v) = HeaderValue::from_str(p) {
@@ -573,6 +583,7 @@ impl Runtime {
                 entry.port,
                 host_owned.as_deref(),
                 &path_and_query,
+                retry,
             )
             .await;
         for (k, v) in response_headers {
@@ -592,6 +603,7 @@ impl Runtime {
         resp
     }
 
+    #[allow(clippy::too_many_arguments, reason = "one call site; a struct would only rename these")]
     async fn forward(
         &self,
         service: &str,
@@ -600,6 +612,7 @@ impl Runtime {
         port: u16,
         host: Option<&str>,
         path_and_query: &str,
+        (max_attempts, mut backoff): (u32, Duration),
     ) -> Response<Body> {
         let server = match self.upstreams.pick(service) {
             Pick::Server(s) => s,
@@ -696,7 +709,7 @@ impl Runtime {
             *upstream_req.version_mut() = http::Version::HTTP_11;
             *upstream_req.headers_mut() = headers;
             match self.client.request(upstream_req).await {
-                Err(e) if may_retry && attempt == 1 => {
+                Err(e) if may_retry && attempt < max_attempts => {
                     let timed_out = error_chain_has(&e, std::io::ErrorKind::TimedOut);
                     let kind = if e.is_connect() {
                         if timed_out {
@@ -712,9 +725,14 @@ impl Runtime {
                         "bridge-runtime: {service} → {}: {e}; retrying on another server",
                         server.url()
                     );
-                    // Retry once, on another server (the failed one is down now if it refused).
+                    if !backoff.is_zero() {
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(10));
+                    }
+                    // Retry on another server if there is one (the failed one is down now if it
+                    // refused), else on the same one (the retry middleware's semantics).
                     match self.upstreams.pick(service) {
-                        Pick::Server(next) if next.url() != server.url() => {
+                        Pick::Server(next) if next.url() != server.url() || max_attempts > 2 => {
                             let Ok(t) = next.url().parse::<Uri>() else {
                                 return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
                             };
