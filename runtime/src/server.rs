@@ -337,36 +337,27 @@ impl Runtime {
                 return r;
             }
         }
-        let header_pairs: Vec<(String, String)> = req
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| {
-                v.to_str()
-                    .ok()
-                    .map(|v| (k.as_str().to_owned(), v.to_owned()))
-            })
-            .collect();
-        let header_refs: Vec<(&str, &str)> = header_pairs
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        let info = RequestInfo {
-            method: req.method().as_str(),
-            host: host_owned.as_deref(),
-            path: req.uri().path(),
-            query: req.uri().query(),
-            headers: &header_refs,
-            peer: peer.ip(),
+        // Routing borrows the request; the borrow ends before middlewares change it.
+        let router_key: Option<&str> = {
+            let header_refs: Vec<(&str, &str)> = req
+                .headers()
+                .iter()
+                .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
+                .collect();
+            let info = RequestInfo {
+                method: req.method().as_str(),
+                host: host_owned.as_deref(),
+                path: req.uri().path(),
+                query: req.uri().query(),
+                headers: &header_refs,
+                peer: peer.ip(),
+            };
+            self.tables.get(&*ep).and_then(|t| t.route(&info))
         };
-        let Some(router_key) = self
-            .tables
-            .get(&*ep)
-            .and_then(|t| t.route(&info))
-            .map(str::to_owned)
-        else {
+        let Some(router_key) = router_key else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
         };
-        let Some(router) = self.plan.routers.get(&router_key) else {
+        let Some(router) = self.plan.routers.get(router_key) else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
         };
         if router.service == "ping@internal" {
@@ -603,7 +594,10 @@ impl Runtime {
         resp
     }
 
-    #[allow(clippy::too_many_arguments, reason = "one call site; a struct would only rename these")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; a struct would only rename these"
+    )]
     async fn forward(
         &self,
         service: &str,
