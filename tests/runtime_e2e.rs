@@ -530,3 +530,45 @@ fn websocket_upgrades_are_tunnelled_both_ways() {
         assert_eq!(String::from_utf8_lossy(&back), msg);
     }
 }
+
+#[test]
+fn cold_start_with_the_active_node_dead_loses_nothing() {
+    // a is "dead" (closes every connection), b is the active node: from the first request on,
+    // everything must reach b — no request may go to a node that has not answered a probe.
+    let (a, b) = (backend("a", false), backend("b", true));
+    a.dead.store(true, Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start(&a, &b, dir.path());
+    for i in 0..20 {
+        let (status, body) = get(rt.web, "/ui");
+        assert_eq!(status, 200, "request {i}: {body}");
+        assert!(body.starts_with("b "), "{body}");
+    }
+}
+
+#[test]
+fn crash_with_promotion_three_seconds_later_then_recovery() {
+    // The seed's story: a crashes, the cluster needs ~3 s to promote b; meanwhile Traefik's answer
+    // is 503 "no available server"; after the promotion b serves within a quarter second.
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start_with(&a, &b, dir.path(), |d| d); // the seed's 5 s interval
+    assert!(get(rt.web, "/ui").1.starts_with("a "));
+    a.dead.store(true, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(20));
+    // The request that discovers the crash gets 502 (no healthy sibling to retry on); a is marked
+    // down at once, so the following ones get Traefik's 503 instead of waiting on a dead node.
+    assert_eq!(get(rt.web, "/ui").0, 502);
+    assert_eq!(
+        get(rt.web, "/ui"),
+        (503, "no available server\n".to_owned())
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    b.active.store(true, Ordering::SeqCst);
+    let took = wait_for(&rt, "b ", Duration::from_secs(2));
+    // 250 ms re-probe of down servers; the bound leaves room for a loaded CI machine.
+    assert!(
+        took < Duration::from_millis(1500),
+        "promotion noticed after {took:?}"
+    );
+}
