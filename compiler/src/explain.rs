@@ -727,33 +727,8 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// Milliseconds the way Go's `time.Duration` prints them: `250ms`, `5s`, `1.5s`, `1m0s`, `3m0s`,
-/// `1h0m0s`.
-pub fn go_duration(ms: u64) -> String {
-    if ms == 0 {
-        return "0s".to_owned();
-    }
-    if ms < 1000 {
-        return format!("{ms}ms");
-    }
-    let hours = ms / 3_600_000;
-    let minutes = ms / 60_000 % 60;
-    let millis = ms % 60_000;
-    let mut seconds = (millis / 1000).to_string();
-    let frac = millis % 1000;
-    if frac != 0 {
-        let digits = format!("{frac:03}");
-        seconds.push('.');
-        seconds.push_str(digits.trim_end_matches('0'));
-    }
-    if hours > 0 {
-        format!("{hours}h{minutes}m{seconds}s")
-    } else if minutes > 0 {
-        format!("{minutes}m{seconds}s")
-    } else {
-        format!("{seconds}s")
-    }
-}
+/// Re-exported for callers of this module; the formatter lives in the plan crate.
+pub use bridge_plan::go_duration;
 
 /// Control characters (a rule or value written over several lines) become spaces, so a cell
 /// stays on its line.

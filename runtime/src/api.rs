@@ -1029,33 +1029,8 @@ fn rawdata(plan: &Plan, ups: &Upstreams) -> Value {
 // Helpers
 // ------------------------------------------------------------------------------------------------
 
-/// Go's `time.Duration.String()` for a whole number of milliseconds: `0s`, `250ms`, `5s`, `1.5s`,
-/// `1m30s`, `1h0m0s`.
-pub fn go_duration(ms: u64) -> String {
-    if ms == 0 {
-        return "0s".to_owned();
-    }
-    if ms < 1000 {
-        return format!("{ms}ms");
-    }
-    let hours = ms / 3_600_000;
-    let minutes = ms / 60_000 % 60;
-    let millis = ms % 60_000;
-    let mut seconds = (millis / 1000).to_string();
-    let frac = millis % 1000;
-    if frac != 0 {
-        let digits = format!("{frac:03}");
-        seconds.push('.');
-        seconds.push_str(digits.trim_end_matches('0'));
-    }
-    if hours > 0 {
-        format!("{hours}h{minutes}m{seconds}s")
-    } else if minutes > 0 {
-        format!("{minutes}m{seconds}s")
-    } else {
-        format!("{seconds}s")
-    }
-}
+/// Re-exported for callers of this module; the formatter lives in the plan crate.
+pub use bridge_plan::go_duration;
 
 /// Decodes `%XX` escapes of a path segment (`+` stays `+`); `None` when malformed or not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {

@@ -704,16 +704,7 @@ impl Runtime {
             *upstream_req.headers_mut() = headers;
             match self.client.request(upstream_req).await {
                 Err(e) if may_retry && attempt < max_attempts => {
-                    let timed_out = error_chain_has(&e, std::io::ErrorKind::TimedOut);
-                    let kind = if e.is_connect() {
-                        if timed_out {
-                            FailureKind::Timeout
-                        } else {
-                            FailureKind::ConnectRefused
-                        }
-                    } else {
-                        FailureKind::Reset
-                    };
+                    let (kind, timed_out) = classify(&e);
                     self.upstreams.report_failure(&server, kind);
                     eprintln!(
                         "bridge-runtime: {service} → {}: {e}; retrying on another server",
@@ -797,17 +788,7 @@ impl Runtime {
                 })
             }
             Err(e) => {
-                let timed_out = error_chain_has(&e, std::io::ErrorKind::TimedOut)
-                    || format!("{e:?}").contains("ConnectTimeout");
-                let kind = if e.is_connect() {
-                    if timed_out {
-                        FailureKind::Timeout
-                    } else {
-                        FailureKind::ConnectRefused
-                    }
-                } else {
-                    FailureKind::Reset
-                };
+                let (kind, timed_out) = classify(&e);
                 self.upstreams.report_failure(&server, kind);
                 eprintln!("bridge-runtime: {} → {}: {e}", service, server.url());
                 if timed_out {
@@ -818,6 +799,18 @@ impl Runtime {
             }
         }
     }
+}
+
+/// What a failed upstream request says about its server, and whether it was a timeout (504).
+fn classify(e: &hyper_util::client::legacy::Error) -> (FailureKind, bool) {
+    let timed_out = error_chain_has(e, std::io::ErrorKind::TimedOut)
+        || format!("{e:?}").contains("ConnectTimeout");
+    let kind = match (e.is_connect(), timed_out) {
+        (true, true) => FailureKind::Timeout,
+        (true, false) => FailureKind::ConnectRefused,
+        (false, _) => FailureKind::Reset,
+    };
+    (kind, timed_out)
 }
 
 fn error_chain_has(e: &(dyn std::error::Error + 'static), kind: std::io::ErrorKind) -> bool {
