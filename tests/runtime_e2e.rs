@@ -572,3 +572,66 @@ fn crash_with_promotion_three_seconds_later_then_recovery() {
         "promotion noticed after {took:?}"
     );
 }
+
+#[test]
+fn bridgectl_run_checks_builds_and_serves_in_one_process() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let seed = repo_root().join("examples/scadabridge");
+    std::fs::copy(seed.join("traefik.yml"), dir.path().join("traefik.yml")).unwrap();
+    let dynamic = std::fs::read_to_string(seed.join("dynamic.yml"))
+        .unwrap()
+        .replace(
+            "scadabridge-central-a:5000",
+            &format!("scadabridge-central-a:{}", a.addr.port()),
+        )
+        .replace(
+            "scadabridge-central-b:5000",
+            &format!("scadabridge-central-b:{}", b.addr.port()),
+        );
+    std::fs::write(dir.path().join("dynamic.yml"), dynamic).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .arg("run")
+        .arg(dir.path())
+        .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
+        .args([
+            "--resolve",
+            "scadabridge-central-a=127.0.0.1",
+            "--resolve",
+            "scadabridge-central-b=127.0.0.1",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut web: Option<SocketAddr> = None;
+    while web.is_none() && Instant::now() < deadline {
+        let Some(Ok(line)) = lines.next() else { break };
+        if let Some(rest) = line.strip_prefix("bridge-runtime: entry point web listening on ") {
+            web = rest.trim().parse().ok();
+        }
+    }
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    let web = web.expect("bridgectl run announced the web entry point");
+    assert!(get(web, "/ui").1.starts_with("a /ui"));
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "bridgectl run did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -45,6 +45,11 @@ enum Command {
         after_help = "Examples:\n  bridgectl build examples/scadabridge --profile dev --out plan.json\n  bridgectl build examples/scadabridge --profile prod --out plan.json \\\n      --var domain=scadabridge.example.com --var tls_cert=/etc/traefik/certs/bridge.crt \\\n      --var tls_key=/etc/traefik/certs/bridge.key --var dashboard_users_file=/etc/traefik/dashboard.htpasswd\n\nExit codes: 0 plan written, 1 configuration or policy errors (nothing written), 2 usage or I/O problem."
     )]
     Build(BuildArgs),
+    /// Check, build and serve in one process, for development (what `build` + `bridge-runtime` do).
+    #[command(
+        after_help = "Example:\n  bridgectl run examples/scadabridge --profile dev --bind web=127.0.0.1:9000 --bind traefik=127.0.0.1:8180 \\\n      --resolve scadabridge-central-a=127.0.0.2 --resolve scadabridge-central-b=127.0.0.3"
+    )]
+    Run(RunArgs),
     /// Show what a plan serves: entry points, routers per entry point, services, middlewares, TLS.
     Explain {
         /// The plan file (its hash and version are verified first).
@@ -108,6 +113,34 @@ struct BuildArgs {
     out: PathBuf,
 }
 
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    check: CheckArgs,
+    /// Listen address of an entry point (repeatable): web=127.0.0.1:9000.
+    #[arg(long = "bind", value_name = "ENTRYPOINT=ADDR", value_parser = parse_bind)]
+    binds: Vec<(String, std::net::SocketAddr)>,
+    /// Pin a backend host name to an IP address (repeatable): node-a=10.0.0.5.
+    #[arg(long = "resolve", value_name = "HOST=IP", value_parser = parse_resolve)]
+    resolves: Vec<(String, std::net::IpAddr)>,
+}
+
+fn parse_bind(s: &str) -> Result<(String, std::net::SocketAddr), String> {
+    let (ep, addr) = s.split_once('=').ok_or("expected ENTRYPOINT=ADDR")?;
+    Ok((
+        ep.to_owned(),
+        addr.parse().map_err(|e| format!("`{addr}`: {e}"))?,
+    ))
+}
+
+fn parse_resolve(s: &str) -> Result<(String, std::net::IpAddr), String> {
+    let (host, ip) = s.split_once('=').ok_or("expected HOST=IP")?;
+    Ok((
+        host.to_owned(),
+        ip.parse().map_err(|e| format!("`{ip}`: {e}"))?,
+    ))
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum SchemaKind {
     /// traefik.yml
@@ -123,6 +156,56 @@ enum Color {
     Auto,
     Always,
     Never,
+}
+
+fn run_serve(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut cargs = args.check;
+    let profile = cargs
+        .profile
+        .get_or_insert_with(|| "dev".to_owned())
+        .clone();
+    let opts = CheckOptions {
+        dir: cargs.dir.clone(),
+        static_file: cargs.static_file.clone(),
+        dynamic: cargs.dynamic.clone(),
+        vars: cargs.vars.iter().cloned().collect::<BTreeMap<_, _>>(),
+        profile: Some(bridgectl::profile::ProfileSelector::parse(&profile)),
+        now_unix: None,
+    };
+    let report = check(&opts).context("check failed")?;
+    let prefix = dir_prefix(&cargs.dir);
+    let shown: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| cargs.verbose || d.severity != bridgectl::diag::Severity::Note)
+        .cloned()
+        .collect();
+    std::io::stderr()
+        .write_all(render::human(&report.sources, &shown, &prefix, false).as_bytes())?;
+    if !report.ok() {
+        eprintln!(
+            "{}",
+            render::summary(&report.diagnostics, report.file_count())
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let plan = match bridgectl::resolve::build_plan(&report, &profile) {
+        Ok(p) => p,
+        Err(diags) => {
+            std::io::stderr()
+                .write_all(render::human(&report.sources, &diags, &prefix, false).as_bytes())?;
+            return Ok(ExitCode::from(1));
+        }
+    };
+    eprintln!("bridgectl: serving plan {} (profile {profile})", plan.hash);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let binds = args.binds.into_iter().collect();
+    let resolve = args.resolves.into_iter().collect();
+    rt.block_on(bridge_runtime::app::serve(plan, binds, resolve, None))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn load_plan(path: &std::path::Path) -> anyhow::Result<bridge_plan::Plan> {
@@ -168,6 +251,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let out = args.out.clone();
             run_check(args.check, Some(out))
         }
+        Command::Run(args) => run_serve(args),
         Command::Explain { plan } => {
             let plan = load_plan(&plan)?;
             std::io::stdout().write_all(bridgectl::explain::explain(&plan).as_bytes())?;

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod app;
 pub mod auth;
 pub mod forward;
 pub mod health;
