@@ -85,7 +85,8 @@ pub fn apply_transforms(loaded: &mut Loaded, profile: &Profile) {
     }
 }
 
-/// Entry points a router without `entryPoints` lands on (Traefik: asDefault ones, else all but `traefik`).
+/// Entry points a router without `entryPoints` lands on (Traefik: asDefault ones, else all TCP
+/// entry points but `traefik`). The one definition used by the checks, the policy and resolution.
 pub fn default_entry_points(loaded: &Loaded) -> Vec<String> {
     let eps = loaded.static_cfg.entry_points.iter().flatten();
     let as_default: Vec<String> = eps
@@ -96,9 +97,11 @@ pub fn default_entry_points(loaded: &Loaded) -> Vec<String> {
     if !as_default.is_empty() {
         return as_default;
     }
-    eps.filter(|(n, _)| n.as_str() != "traefik")
-        .map(|(n, _)| n.clone())
-        .collect()
+    eps.filter(|(n, e)| {
+        n.as_str() != "traefik" && !e.address.as_deref().unwrap_or("").ends_with("/udp")
+    })
+    .map(|(n, _)| n.clone())
+    .collect()
 }
 
 fn tls_rank(v: &str) -> u8 {

@@ -511,20 +511,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn default_entry_points(&self) -> Vec<String> {
-        let eps = self.loaded.static_cfg.entry_points.iter().flatten();
-        let as_default: Vec<String> = eps
-            .clone()
-            .filter(|(_, e)| e.as_default == Some(true))
-            .map(|(n, _)| n.clone())
-            .collect();
-        if !as_default.is_empty() {
-            return as_default;
-        }
-        eps.filter(|(n, e)| {
-            n.as_str() != "traefik" && !e.address.as_deref().unwrap_or("").ends_with("/udp")
-        })
-        .map(|(n, _)| n.clone())
-        .collect()
+        crate::policy::default_entry_points(self.loaded)
     }
 
     /// Maps a byte range inside a rule string to the source, accounting for the opening quote.
