@@ -38,18 +38,48 @@ pub const FORWARDED_HEADERS: &[&str] = &[
     "x-real-ip",
 ];
 
-/// Whether the peer may pass its own `X-Forwarded-*` values through.
-pub fn trusted(peer: IpAddr, cfg: &ForwardedHeaders) -> bool {
-    if cfg.insecure {
-        return true;
+/// Parses CIDR ranges or single addresses (as `/32` / `/128`), skipping ones the compiler would
+/// already have rejected. Done once per plan, never per request.
+pub fn parse_nets(ranges: &[String]) -> Vec<ipnet::IpNet> {
+    ranges
+        .iter()
+        .filter_map(|r| {
+            r.parse::<ipnet::IpNet>().ok().or_else(|| {
+                r.parse::<IpAddr>()
+                    .ok()
+                    .map(|ip| ipnet::IpNet::from(canonical_ip(ip)))
+            })
+        })
+        .collect()
+}
+
+/// True when `ip` (IPv4-mapped addresses compare as IPv4) lies in one of `nets`.
+pub fn in_nets(nets: &[ipnet::IpNet], ip: IpAddr) -> bool {
+    let ip = canonical_ip(ip);
+    nets.iter().any(|n| n.contains(&ip))
+}
+
+/// An entry point's `forwardedHeaders`, parsed once: which peers may pass their own
+/// `X-Forwarded-*` values through.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    insecure: bool,
+    nets: Vec<ipnet::IpNet>,
+}
+
+impl Trust {
+    /// Parses the plan's settings.
+    pub fn new(cfg: &ForwardedHeaders) -> Self {
+        Self {
+            insecure: cfg.insecure,
+            nets: parse_nets(&cfg.trusted_ips),
+        }
     }
-    let peer = canonical_ip(peer);
-    cfg.trusted_ips.iter().any(|net| {
-        net.parse::<ipnet::IpNet>()
-            .map(|n| n.contains(&peer))
-            .or_else(|_| net.parse::<IpAddr>().map(|ip| canonical_ip(ip) == peer))
-            .unwrap_or(false)
-    })
+
+    /// Whether the peer may pass its own `X-Forwarded-*` values through.
+    pub fn trusts(&self, peer: IpAddr) -> bool {
+        self.insecure || in_nets(&self.nets, peer)
+    }
 }
 
 /// IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) compare as IPv4.
@@ -118,8 +148,8 @@ pub struct Incoming<'a> {
 
 /// Sets `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik: untrusted
 /// values are dropped first; existing trusted values are kept (For gets the peer appended).
-pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, cfg: &ForwardedHeaders) {
-    let is_trusted = trusted(inc.peer, cfg);
+pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
+    let is_trusted = trust.trusts(inc.peer);
     if !is_trusted {
         for name in FORWARDED_HEADERS {
             headers.remove(*name);
@@ -191,11 +221,11 @@ fn set(headers: &mut HeaderMap, name: &'static str, value: &str) {
 mod tests {
     use super::*;
 
-    fn cfg(insecure: bool, trusted: &[&str]) -> ForwardedHeaders {
-        ForwardedHeaders {
+    fn cfg(insecure: bool, trusted: &[&str]) -> Trust {
+        Trust::new(&ForwardedHeaders {
             insecure,
             trusted_ips: trusted.iter().map(|s| s.to_string()).collect(),
-        }
+        })
     }
 
     fn inc(peer: &str, tls: bool, host: Option<&'static str>) -> Incoming<'static> {

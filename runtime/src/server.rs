@@ -83,11 +83,44 @@ pub struct Runtime {
     upstreams: Upstreams,
     tables: HashMap<String, RouteTable>,
     client: Client<HttpConnector, ReqBody>,
-    resolve: HashMap<String, IpAddr>,
     server_name: String,
     auth: HashMap<String, Arc<crate::auth::BasicAuth>>,
     started: String,
     regexes: HashMap<String, Vec<regex::Regex>>,
+    /// Per entry point: parsed `forwardedHeaders`.
+    trust: HashMap<String, forward::Trust>,
+    /// Per ipAllowList middleware: parsed `sourceRange`.
+    allow: HashMap<String, Vec<ipnet::IpNet>>,
+    /// Per server URL: what to send as `Host` and where to connect (after `--resolve`).
+    targets: HashMap<String, Target>,
+}
+
+/// A server URL resolved once at load.
+#[derive(Debug, Clone)]
+struct Target {
+    /// `host:port` as written, for the `Host` header when it is not passed through.
+    authority: String,
+    /// `host:port` to connect to (the pinned IP with `--resolve`).
+    connect: String,
+}
+
+impl Target {
+    fn new(url: &str, resolve: &HashMap<String, IpAddr>) -> Option<Target> {
+        let uri = url.parse::<Uri>().ok()?;
+        let authority = uri.authority()?.as_str().to_owned();
+        let connect = match uri.host().and_then(|h| resolve.get(h)) {
+            Some(ip) => {
+                let ip = if ip.is_ipv6() {
+                    format!("[{ip}]")
+                } else {
+                    ip.to_string()
+                };
+                uri.port_u16().map_or(ip.clone(), |p| format!("{ip}:{p}"))
+            }
+            None => authority.clone(),
+        };
+        Some(Target { authority, connect })
+    }
 }
 
 fn text(status: StatusCode, body: &'static str) -> Response<Body> {
@@ -225,13 +258,40 @@ impl Runtime {
                 .collect::<Result<Vec<_>, _>>()?;
             regexes.insert(name.clone(), compiled);
         }
+        let trust = plan
+            .entrypoints
+            .iter()
+            .map(|(n, e)| (n.clone(), forward::Trust::new(&e.forwarded_headers)))
+            .collect();
+        let allow = plan
+            .middlewares
+            .iter()
+            .filter_map(|(n, m)| match &m.kind {
+                MiddlewareKind::IpAllowList(al) => {
+                    Some((n.clone(), forward::parse_nets(&al.source_range)))
+                }
+                _ => None,
+            })
+            .collect();
+        let targets = plan
+            .services
+            .values()
+            .filter_map(|s| match &s.kind {
+                ServiceKind::LoadBalancer(lb) => Some(lb.servers.iter()),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|srv| Target::new(&srv.url, &resolve).map(|t| (srv.url.clone(), t)))
+            .collect();
         Ok(Runtime {
+            trust,
+            allow,
+            targets,
             regexes,
             plan,
             upstreams,
             tables,
             client,
-            resolve,
             server_name,
             auth,
             started: rfc3339_now(),
@@ -476,17 +536,8 @@ impl Runtime {
                 }
                 MiddlewareKind::IpAllowList(al) => {
                     let client = client_ip(peer.ip(), req.headers(), al.depth, &al.excluded_ips);
-                    let allowed = client.is_some_and(|ip| {
-                        let ip = forward::canonical_ip(ip);
-                        al.source_range.iter().any(|r| {
-                            r.parse::<ipnet::IpNet>()
-                                .map(|n| n.contains(&ip))
-                                .or_else(|_| {
-                                    r.parse::<IpAddr>().map(|a| forward::canonical_ip(a) == ip)
-                                })
-                                .unwrap_or(false)
-                        })
-                    });
+                    let nets = self.allow.get(m).map_or(&[][..], Vec::as_slice);
+                    let allowed = client.is_some_and(|ip| forward::in_nets(nets, ip));
                     if !allowed {
                         let status = StatusCode::from_u16(al.reject_status_code)
                             .unwrap_or(StatusCode::FORBIDDEN);
@@ -571,7 +622,7 @@ impl Runtime {
                 &router.service,
                 req,
                 peer,
-                entry.port,
+                (&ep, entry.port),
                 host_owned.as_deref(),
                 &path_and_query,
                 retry,
@@ -603,7 +654,7 @@ impl Runtime {
         service: &str,
         mut req: Request<Incoming>,
         peer: SocketAddr,
-        port: u16,
+        (ep, port): (&str, u16),
         host: Option<&str>,
         path_and_query: &str,
         (max_attempts, mut backoff): (u32, Duration),
@@ -620,40 +671,14 @@ impl Runtime {
         let pass_host = self.plan.services.get(server.service()).is_none_or(
             |s| !matches!(&s.kind, ServiceKind::LoadBalancer(lb) if !lb.pass_host_header),
         );
-        let Ok(target) = server.url().parse::<Uri>() else {
+        let Some(target) = self.targets.get(server.url()) else {
             return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
-        };
-        let authority = target
-            .authority()
-            .map(|a| a.as_str().to_owned())
-            .unwrap_or_default();
-        // --resolve pins a backend host name to an address; the Host header keeps the name.
-        let connect_authority = match target.host().and_then(|h| self.resolve.get(h)) {
-            Some(ip) => {
-                let ip = if ip.is_ipv6() {
-                    format!("[{ip}]")
-                } else {
-                    ip.to_string()
-                };
-                target
-                    .port_u16()
-                    .map_or(ip.clone(), |p| format!("{ip}:{p}"))
-            }
-            None => authority.clone(),
         };
         let upgrade = forward::is_upgrade(req.headers());
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
         let may_retry = !upgrade && retryable(req.method(), req.headers());
-        let ep_cfg = self
-            .plan
-            .entrypoints
-            .values()
-            .find(|e| e.port == port)
-            .map(|e| e.forwarded_headers.clone())
-            .unwrap_or(bridge_plan::ForwardedHeaders {
-                insecure: false,
-                trusted_ips: Vec::new(),
-            });
+        let no_trust = forward::Trust::default();
+        let trust = self.trust.get(ep).unwrap_or(&no_trust);
         {
             let headers = req.headers_mut();
             forward::strip_hop_by_hop(headers, upgrade);
@@ -666,27 +691,31 @@ impl Runtime {
                     entrypoint_port: port,
                     server_name: &self.server_name,
                 },
-                &ep_cfg,
+                trust,
             );
         }
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         let mut body = Some(
             body.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
                 .boxed_unsync(),
         );
         let mut server = server;
-        let mut connect_authority = connect_authority;
-        let mut authority = authority;
+        let mut target = target;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let Ok(uri) = format!("http://{connect_authority}{path_and_query}").parse::<Uri>()
+            let Ok(uri) = format!("http://{}{path_and_query}", target.connect).parse::<Uri>()
             else {
                 return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
             };
-            let mut headers = parts.headers.clone();
+            // Keep the headers for a possible retry; the last attempt takes them.
+            let mut headers = if may_retry && attempt < max_attempts {
+                parts.headers.clone()
+            } else {
+                std::mem::take(&mut parts.headers)
+            };
             if !pass_host || host.is_none() {
-                if let Ok(v) = HeaderValue::from_str(&authority) {
+                if let Ok(v) = HeaderValue::from_str(&target.authority) {
                     headers.insert(header::HOST, v);
                 }
             } else if let Some(h) = host.and_then(|h| HeaderValue::from_str(h).ok()) {
@@ -718,24 +747,10 @@ impl Runtime {
                     // refused), else on the same one (the retry middleware's semantics).
                     match self.upstreams.pick(service) {
                         Pick::Server(next) if next.url() != server.url() || max_attempts > 2 => {
-                            let Ok(t) = next.url().parse::<Uri>() else {
+                            let Some(t) = self.targets.get(next.url()) else {
                                 return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
                             };
-                            authority = t
-                                .authority()
-                                .map(|a| a.as_str().to_owned())
-                                .unwrap_or_default();
-                            connect_authority = match t.host().and_then(|h| self.resolve.get(h)) {
-                                Some(ip) => {
-                                    let ip = if ip.is_ipv6() {
-                                        format!("[{ip}]")
-                                    } else {
-                                        ip.to_string()
-                                    };
-                                    t.port_u16().map_or(ip.clone(), |p| format!("{ip}:{p}"))
-                                }
-                                None => authority.clone(),
-                            };
+                            target = t;
                             server = next;
                             continue;
                         }
