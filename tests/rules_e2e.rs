@@ -11,8 +11,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// A backend that answers with the `X-Router` header it received.
 fn tagging_backend() -> SocketAddr {
@@ -217,23 +217,13 @@ fn rule_table_through_the_real_server() {
         "{}\n{dynamic}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-        .arg(&plan)
-        .args(["--bind", "web=127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut web: Option<SocketAddr> = None;
-    while web.is_none() && Instant::now() < deadline {
-        let Some(Ok(line)) = lines.next() else { break };
-        if let Some(rest) = line.strip_prefix("bridge-runtime: entry point web listening on ") {
-            web = rest.trim().parse().ok();
-        }
-    }
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    let web = web.expect("runtime listening");
+    let (mut child, addrs) = bridge_tests::spawn_serving(
+        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+            .arg(&plan)
+            .args(["--bind", "web=127.0.0.1:0"]),
+        &["web"],
+    );
+    let web = addrs[0];
     let mut failures = Vec::new();
     for (target, host, extra, method, want) in CASES {
         let mut s = TcpStream::connect(web).unwrap();

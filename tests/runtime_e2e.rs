@@ -9,7 +9,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -192,35 +192,22 @@ fn start_with(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-        .arg(&plan)
-        .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
-        .args([
-            "--resolve",
-            "scadabridge-central-a=127.0.0.1",
-            "--resolve",
-            "scadabridge-central-b=127.0.0.1",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let (mut web, mut api) = (None, None);
-    while (web.is_none() || api.is_none()) && Instant::now() < deadline {
-        let Some(Ok(line)) = lines.next() else { break };
-        if let Some(rest) = line.strip_prefix("bridge-runtime: entry point web listening on ") {
-            web = rest.trim().parse().ok();
-        }
-        if let Some(rest) = line.strip_prefix("bridge-runtime: entry point traefik listening on ") {
-            api = rest.trim().parse().ok();
-        }
-    }
-    std::thread::spawn(move || for _ in lines.by_ref() {});
+    let (child, addrs) = bridge_tests::spawn_serving(
+        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+            .arg(&plan)
+            .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
+            .args([
+                "--resolve",
+                "scadabridge-central-a=127.0.0.1",
+                "--resolve",
+                "scadabridge-central-b=127.0.0.1",
+            ]),
+        &["web", "traefik"],
+    );
     Runtime {
         child,
-        web: web.expect("runtime announced the web entry point"),
-        api: api.expect("runtime announced the traefik entry point"),
+        web: addrs[0],
+        api: addrs[1],
     }
 }
 
@@ -590,30 +577,20 @@ fn bridgectl_run_checks_builds_and_serves_in_one_process() {
             &format!("scadabridge-central-b:{}", b.addr.port()),
         );
     std::fs::write(dir.path().join("dynamic.yml"), dynamic).unwrap();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
-        .arg("run")
-        .arg(dir.path())
-        .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
-        .args([
-            "--resolve",
-            "scadabridge-central-a=127.0.0.1",
-            "--resolve",
-            "scadabridge-central-b=127.0.0.1",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut web: Option<SocketAddr> = None;
-    while web.is_none() && Instant::now() < deadline {
-        let Some(Ok(line)) = lines.next() else { break };
-        if let Some(rest) = line.strip_prefix("bridge-runtime: entry point web listening on ") {
-            web = rest.trim().parse().ok();
-        }
-    }
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    let web = web.expect("bridgectl run announced the web entry point");
+    let (mut child, addrs) = bridge_tests::spawn_serving(
+        Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+            .arg("run")
+            .arg(dir.path())
+            .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
+            .args([
+                "--resolve",
+                "scadabridge-central-a=127.0.0.1",
+                "--resolve",
+                "scadabridge-central-b=127.0.0.1",
+            ]),
+        &["web"],
+    );
+    let web = addrs[0];
     assert!(get(web, "/ui").1.starts_with("a /ui"));
     assert!(
         Command::new("kill")

@@ -49,3 +49,39 @@ pub fn human(report: &CheckReport) -> String {
     out.push('\n');
     out
 }
+
+/// Spawns a serving process (`bridge-runtime`, `bridgectl run`) with stderr piped and waits (at most
+/// 20 s) until it has announced every entry point in `entrypoints`; returns their addresses in
+/// that order. The rest of stderr keeps being drained so the process never blocks on it.
+pub fn spawn_serving(
+    cmd: &mut std::process::Command,
+    entrypoints: &[&str],
+) -> (std::process::Child, Vec<std::net::SocketAddr>) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let Some(stderr) = child.stderr.take() else {
+        panic!("stderr is piped")
+    };
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut found: Vec<Option<std::net::SocketAddr>> = vec![None; entrypoints.len()];
+    while found.iter().any(Option::is_none) && std::time::Instant::now() < deadline {
+        let Some(Ok(line)) = lines.next() else { break };
+        for (i, ep) in entrypoints.iter().enumerate() {
+            let prefix = format!("bridge-runtime: entry point {ep} listening on ");
+            if let Some(rest) = line.strip_prefix(&prefix) {
+                found[i] = rest.trim().parse().ok();
+            }
+        }
+    }
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    let addrs = found
+        .into_iter()
+        .zip(entrypoints)
+        .map(|(a, ep)| a.unwrap_or_else(|| panic!("the process did not announce entry point {ep}")))
+        .collect();
+    (child, addrs)
+}
