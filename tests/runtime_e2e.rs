@@ -612,3 +612,50 @@ fn bridgectl_run_checks_builds_and_serves_in_one_process() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn with_a_hold_a_crash_then_promotion_loses_no_request() {
+    // `bridge.services.central.hold`: while no node is healthy, requests wait for one instead of
+    // getting 503. a crashes, b is promoted 1 s later: every request is answered by a node.
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start_with(&a, &b, dir.path(), |d| {
+        format!("{d}\nbridge:\n  services:\n    central:\n      hold: 4s\n")
+    });
+    assert!(get(rt.web, "/ui").1.starts_with("a "));
+    a.dead.store(true, Ordering::SeqCst);
+    let promote = {
+        let flag = b.active.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(1));
+            flag.store(true, Ordering::SeqCst);
+        })
+    };
+    let started = Instant::now();
+    // The request that finds a dead is held, then served by b once its probe answers 200.
+    let (status, body) = get(rt.web, "/ui");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with("b "), "{body}");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(3),
+        "held for {took:?}"
+    );
+    promote.join().unwrap();
+    for _ in 0..5 {
+        assert!(get(rt.web, "/ui").1.starts_with("b "));
+    }
+    // Nobody becomes active: 503 once the hold is over, not before.
+    b.active.store(false, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(1500));
+    let started = Instant::now();
+    assert_eq!(
+        get(rt.web, "/ui"),
+        (503, "no available server\n".to_owned())
+    );
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(3900) && took < Duration::from_secs(6),
+        "503 after {took:?}"
+    );
+}

@@ -363,6 +363,12 @@ fn health_check(hc: &HealthCheck) -> String {
     if hc.probe_before_traffic {
         parts.push("probed before traffic".to_owned());
     }
+    if hc.hold_ms > 0 {
+        parts.push(format!(
+            "requests held {} while none is up",
+            go_duration(hc.hold_ms)
+        ));
+    }
     parts.join(", ")
 }
 
@@ -1696,7 +1702,7 @@ mod tests {
         let plan = fixture();
         let text = explain(&plan);
         assert!(text.starts_with("plan sha256:"), "{text}");
-        assert!(text.contains(" · profile prod · plan_version 1 · inputs sha256:"));
+        assert!(text.contains(" · profile prod · plan_version 2 · inputs sha256:"));
         // The entry point, its redirect and timeouts.
         let legacy = text.lines().find(|l| l.starts_with("  legacy ")).unwrap();
         assert!(legacy.contains(":8000"), "{legacy}");

@@ -562,7 +562,10 @@ impl Resolver<'_> {
                             })
                             .collect(),
                         pass_host_header: lb.pass_host_header.unwrap_or(true),
-                        health_check: lb.health_check.as_ref().map(health_check),
+                        health_check: lb
+                            .health_check
+                            .as_ref()
+                            .map(|hc| health_check(hc, &self.bridge_settings(name))),
                         servers_transport: lb.servers_transport.clone(),
                     })
                 } else if let Some(w) = &s.weighted {
@@ -865,7 +868,31 @@ fn tls_version(v: Option<&str>) -> Option<String> {
     )
 }
 
-fn health_check(hc: &dy::ServerHealthCheck) -> plan::HealthCheck {
+impl Resolver<'_> {
+    /// The `bridge:` settings of one service: its own entries over the file-wide defaults (the
+    /// checker made sure each is set at most once).
+    fn bridge_settings(&self, service: &str) -> dy::BridgeHealthCheck {
+        let bridges = || {
+            self.loaded
+                .dynamic
+                .iter()
+                .filter_map(|f| f.model.bridge.as_ref())
+        };
+        let defaults = bridges()
+            .find_map(|b| b.health_check.clone())
+            .unwrap_or_default();
+        let own = bridges()
+            .find_map(|b| b.services.as_ref().and_then(|s| s.get(service)).cloned())
+            .unwrap_or_default();
+        dy::BridgeHealthCheck {
+            down_reprobe_interval: own.down_reprobe_interval.or(defaults.down_reprobe_interval),
+            probe_before_traffic: own.probe_before_traffic.or(defaults.probe_before_traffic),
+            hold: own.hold.or(defaults.hold),
+        }
+    }
+}
+
+fn health_check(hc: &dy::ServerHealthCheck, bridge: &dy::BridgeHealthCheck) -> plan::HealthCheck {
     let interval = ms(hc.interval, 30_000);
     plan::HealthCheck {
         path: hc.path.clone().unwrap_or_else(|| "/".into()),
@@ -883,8 +910,9 @@ fn health_check(hc: &dy::ServerHealthCheck) -> plan::HealthCheck {
         unhealthy_interval_ms: ms(hc.unhealthy_interval, interval),
         timeout_ms: ms(hc.timeout, 5_000),
         follow_redirects: hc.follow_redirects.unwrap_or(true),
-        down_reprobe_interval_ms: DOWN_REPROBE_INTERVAL_MS,
-        probe_before_traffic: true,
+        down_reprobe_interval_ms: ms(bridge.down_reprobe_interval, DOWN_REPROBE_INTERVAL_MS),
+        probe_before_traffic: bridge.probe_before_traffic.unwrap_or(true),
+        hold_ms: ms(bridge.hold, 0),
     }
 }
 

@@ -79,14 +79,14 @@ mod tests {
             matches!(
                 err,
                 LoadError::Plan(PlanError::UnsupportedVersion {
-                    found: 2,
-                    supported: 1
+                    found: 3,
+                    supported: 2
                 })
             ),
             "{err:?}"
         );
         assert!(
-            err.to_string().contains("plan_version 2 is not supported"),
+            err.to_string().contains("plan_version 3 is not supported"),
             "{err}"
         );
     }

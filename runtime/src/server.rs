@@ -659,7 +659,11 @@ impl Runtime {
         path_and_query: &str,
         (max_attempts, mut backoff): (u32, Duration),
     ) -> Response<Body> {
-        let server = match self.upstreams.pick(service) {
+        let pick = match self.upstreams.service_id(service) {
+            Some(id) => self.upstreams.pick_holding(id).await,
+            None => Pick::UnknownService,
+        };
+        let server = match pick {
             Pick::Server(s) => s,
             Pick::NoAvailableServer => {
                 return text(StatusCode::SERVICE_UNAVAILABLE, "no available server\n");
@@ -745,7 +749,11 @@ impl Runtime {
                     }
                     // Retry on another server if there is one (the failed one is down now if it
                     // refused), else on the same one (the retry middleware's semantics).
-                    match self.upstreams.pick(service) {
+                    let next = match self.upstreams.service_id(service) {
+                        Some(id) => self.upstreams.pick_holding(id).await,
+                        None => Pick::UnknownService,
+                    };
+                    match next {
                         Pick::Server(next) if next.url() != server.url() || max_attempts > 2 => {
                             let Some(t) = self.targets.get(next.url()) else {
                                 return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");

@@ -245,7 +245,7 @@ struct Node {
 
 #[derive(Debug)]
 enum NodeKind {
-    LoadBalancer(Lb),
+    LoadBalancer(Box<Lb>),
     Weighted {
         /// (node index, weight)
         children: Vec<(usize, u32)>,
@@ -392,12 +392,12 @@ impl Upstreams {
                             probe,
                         });
                     }
-                    NodeKind::LoadBalancer(Lb {
+                    NodeKind::LoadBalancer(Box::new(Lb {
                         servers,
                         health_check: lb.health_check.clone(),
                         wrr: Mutex::default(),
                         reprobe: Notify::new(),
-                    })
+                    }))
                 }
                 ServiceKind::Weighted(w) => NodeKind::Weighted {
                     children: w
@@ -524,6 +524,62 @@ impl Upstreams {
                 }
             }
             NodeKind::Mirroring { main } => self.pick_node(*main, depth + 1),
+        }
+    }
+
+    /// How long a request to `id` may wait for a server while none is available: the longest
+    /// `hold_ms` of the health-checked load balancers it can reach (`0` for none).
+    pub fn hold(&self, id: ServiceId) -> std::time::Duration {
+        std::time::Duration::from_millis(self.node_hold(id.0, 0))
+    }
+
+    fn node_hold(&self, node: usize, depth: usize) -> u64 {
+        if depth > MAX_DEPTH {
+            return 0;
+        }
+        let Some(n) = self.inner.nodes.get(node) else {
+            return 0;
+        };
+        match &n.kind {
+            NodeKind::LoadBalancer(lb) => lb.health_check.as_ref().map_or(0, |hc| hc.hold_ms),
+            NodeKind::Weighted { children, .. } => children
+                .iter()
+                .map(|(child, _)| self.node_hold(*child, depth + 1))
+                .max()
+                .unwrap_or(0),
+            NodeKind::Failover { main, fallback } => self
+                .node_hold(*main, depth + 1)
+                .max(self.node_hold(*fallback, depth + 1)),
+            NodeKind::Mirroring { main } => self.node_hold(*main, depth + 1),
+        }
+    }
+
+    /// [`Upstreams::pick_id`], but while no server is available it waits up to the service's
+    /// [`Upstreams::hold`] for a state change that makes one available (`bridge.hold`), instead of
+    /// giving up at once. Woken by state changes only: it never polls.
+    pub async fn pick_holding(&self, id: ServiceId) -> Pick {
+        let first = self.pick_id(id);
+        if first != Pick::NoAvailableServer {
+            return first;
+        }
+        let hold = self.hold(id);
+        if hold.is_zero() {
+            return first;
+        }
+        let deadline = Instant::now() + hold;
+        // Subscribed before looking again, so a change between the two cannot be missed.
+        let mut events = self.subscribe();
+        loop {
+            match self.pick_id(id) {
+                Pick::NoAvailableServer => {}
+                other => return other,
+            }
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => {
+                    return self.pick_id(id);
+                }
+                Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => {}
+            }
         }
     }
 
@@ -697,6 +753,8 @@ pub(crate) mod tests {
         WeightedRef,
     };
 
+    use std::time::Duration;
+
     use super::*;
 
     /// The seed's health check: `/health/active` every 5 s, 3 s timeout, down servers re-probed
@@ -716,6 +774,7 @@ pub(crate) mod tests {
             follow_redirects: true,
             down_reprobe_interval_ms: 250,
             probe_before_traffic: true,
+            hold_ms: 0,
         }
     }
 
@@ -824,6 +883,52 @@ pub(crate) mod tests {
         }
         let up = Upstreams::from_plan(&plan(vec![("svc", lb(&[(A, 0)], None))])).unwrap();
         assert_eq!(up.pick("svc"), Pick::NoAvailableServer);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_request_gets_the_server_that_comes_up_within_the_hold() {
+        let mut check = seed_check();
+        check.hold_ms = 2_000;
+        let up = Upstreams::from_plan(&plan(vec![(
+            "svc",
+            lb(&[("http://a:1", 1), ("http://b:1", 1)], Some(check)),
+        )]))
+        .unwrap();
+        let id = up.service_id("svc").unwrap();
+        assert_eq!(up.hold(id), Duration::from_secs(2));
+        set(&up, "svc", "http://a:1", ServerState::Down);
+        set(&up, "svc", "http://b:1", ServerState::Down);
+        let started = Instant::now();
+        let waiter = {
+            let up = up.clone();
+            tokio::spawn(async move { up.pick_holding(id).await })
+        };
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert!(!waiter.is_finished());
+        set(&up, "svc", "http://b:1", ServerState::Up);
+        let pick = waiter.await.unwrap();
+        assert_eq!(picked_url(pick), "http://b:1");
+        assert_eq!(started.elapsed(), Duration::from_millis(700));
+
+        // Nothing comes up: 503 exactly when the hold ends, not before.
+        set(&up, "svc", "http://b:1", ServerState::Down);
+        let started = Instant::now();
+        assert_eq!(up.pick_holding(id).await, Pick::NoAvailableServer);
+        assert_eq!(started.elapsed(), Duration::from_secs(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_hold_no_available_server_is_immediate() {
+        let up = Upstreams::from_plan(&plan(vec![(
+            "svc",
+            lb(&[("http://a:1", 1)], Some(seed_check())),
+        )]))
+        .unwrap();
+        let id = up.service_id("svc").unwrap();
+        set(&up, "svc", "http://a:1", ServerState::Down);
+        let started = Instant::now();
+        assert_eq!(up.pick_holding(id).await, Pick::NoAvailableServer);
+        assert_eq!(started.elapsed(), Duration::ZERO);
     }
 
     #[tokio::test(start_paused = true)]

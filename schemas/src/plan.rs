@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 1;
+pub const PLAN_VERSION: u32 = 2;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub const PLAN_VERSION: u32 = 1;
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// Format version; always [`PLAN_VERSION`] for plans written by this build.
-    #[cfg_attr(feature = "schema", schemars(extend("const" = 1)))]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = 2)))]
     pub plan_version: u32,
     /// `sha256:` followed by 64 lower-case hex digits: SHA-256 of the canonical JSON of the plan
     /// without this field (see [`Plan::seal`]).
@@ -298,6 +298,10 @@ pub struct HealthCheck {
     pub down_reprobe_interval_ms: u64,
     /// bridgectl extension: no request is sent to a server before it has answered a probe.
     pub probe_before_traffic: bool,
+    /// bridgectl extension: while no server of the service a request is routed to is available,
+    /// the request waits up to this long for one to become available before 503 (`0`: answer 503
+    /// at once, as Traefik does).
+    pub hold_ms: u64,
 }
 
 /// Weighted round robin over services.
@@ -929,6 +933,7 @@ impl Plan {
                     follow_redirects: true,
                     down_reprobe_interval_ms: 250,
                     probe_before_traffic: true,
+                    hold_ms: 0,
                 }),
                 servers_transport: None,
             }),

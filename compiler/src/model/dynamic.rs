@@ -42,6 +42,46 @@ pub struct DynamicConfig {
     /// TLS certificates, TLS options and certificate stores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsConfig>,
+    /// bridgectl settings beyond Traefik's (failover tuning). Traefik ignores unknown top-level
+    /// keys, so a file with this section stays valid for Traefik.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<BridgeConfig>,
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// bridgectl extensions
+// ---------------------------------------------------------------------------------------------------------
+
+/// The top-level `bridge:` section: settings Traefik does not have.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BridgeConfig {
+    /// Defaults for every load balancer with a health check (at most one file may set them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<BridgeHealthCheck>,
+    /// Per-service settings by service name (a load balancer with a health check); they override
+    /// `healthCheck`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub services: Option<BTreeMap<String, BridgeHealthCheck>>,
+}
+
+/// Failover tuning of a health-checked load balancer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BridgeHealthCheck {
+    /// How often a server marked down is probed again until it answers (default: 250ms; the
+    /// effective interval is the smaller of this and `unhealthyInterval`; `0s` turns the fast
+    /// re-probe off, leaving Traefik's `unhealthyInterval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_reprobe_interval: Option<Duration>,
+    /// Send no request to a server before it has answered a probe (default: true; Traefik
+    /// starts every server as up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_before_traffic: Option<bool>,
+    /// While no server is healthy, a new request waits up to this long for one to become
+    /// healthy instead of getting 503 at once (default: 0s, answer 503 at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Duration>,
 }
 
 /// The `http` section: named routers, services, middlewares and servers transports.
