@@ -103,6 +103,10 @@ fn serve(stream: TcpStream, name: &str, active: &AtomicBool, dead: &AtomicBool) 
                 ("503 Service Unavailable", "standby".to_owned())
             }
         } else {
+            if path == "/slow" {
+                // A request still in flight when the proxy is told to stop.
+                std::thread::sleep(Duration::from_millis(1500));
+            }
             ("200 OK", format!("{name} {path} xff={xff}"))
         };
         let resp = format!(
@@ -166,8 +170,19 @@ fn start_with(
     dir: &std::path::Path,
     edit: impl Fn(String) -> String,
 ) -> Runtime {
+    start_full(a, b, dir, |s| s, edit)
+}
+
+fn start_full(
+    a: &Backend,
+    b: &Backend,
+    dir: &std::path::Path,
+    edit_static: impl Fn(String) -> String,
+    edit: impl Fn(String) -> String,
+) -> Runtime {
     let seed = repo_root().join("examples/scadabridge");
-    std::fs::copy(seed.join("traefik.yml"), dir.join("traefik.yml")).unwrap();
+    let static_text = edit_static(std::fs::read_to_string(seed.join("traefik.yml")).unwrap());
+    std::fs::write(dir.join("traefik.yml"), static_text).unwrap();
     let dynamic = edit(std::fs::read_to_string(seed.join("dynamic.yml")).unwrap())
         .replace(
             "http://scadabridge-central-a:5000",
@@ -658,4 +673,107 @@ fn with_a_hold_a_crash_then_promotion_loses_no_request() {
         took >= Duration::from_millis(3900) && took < Duration::from_secs(6),
         "503 after {took:?}"
     );
+}
+
+#[test]
+fn header_limits_and_timeouts_protect_the_entry_point() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start_full(
+        &a,
+        &b,
+        dir.path(),
+        |s| {
+            s.replace(
+                "    address: \":80\"\n",
+                "    address: \":80\"\n    transport:\n      respondingTimeouts:\n        readTimeout: 1s\n        idleTimeout: 3s\n",
+            )
+        },
+        |d| d,
+    );
+    // A header section over the 1 MiB default: 431, as Go's server answers.
+    let mut s = TcpStream::connect(rt.web).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let big = "x".repeat(2 << 20);
+    let _ = write!(
+        s,
+        "GET /ui HTTP/1.1\r\nHost: scadabridge.local\r\nX-Big: {big}\r\n\r\n"
+    );
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out);
+    assert!(
+        out.starts_with("HTTP/1.1 431"),
+        "{}",
+        out.lines().next().unwrap_or("")
+    );
+
+    // readTimeout: a body that never completes is cut off after about a second.
+    let mut s = TcpStream::connect(rt.web).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /ui HTTP/1.1\r\nHost: scadabridge.local\r\nContent-Length: 100\r\n\r\nonly-part"
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_millis(2500),
+        "slow body ended after {took:?}: {}",
+        String::from_utf8_lossy(&out)
+    );
+
+    // idleTimeout: a keep-alive connection with nothing to do is closed after about 3 s.
+    let mut s = TcpStream::connect(rt.web).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET /ui HTTP/1.1\r\nHost: scadabridge.local\r\n\r\n").unwrap();
+    let mut buf = [0u8; 4096];
+    let n = s.read(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(2900) && took < Duration::from_secs(6),
+        "idle connection closed after {took:?}"
+    );
+    // The entry point still serves.
+    assert_eq!(get(rt.web, "/ui").0, 200);
+}
+
+#[test]
+fn sigterm_drains_in_flight_requests_then_exits() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = start(&a, &b, dir.path());
+    let web = rt.web;
+    let in_flight = std::thread::spawn(move || get(web, "/slow"));
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = rt.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    // The request that was in flight completes normally.
+    let (status, body) = in_flight.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with("a /slow"), "{body}");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(code) = rt.child.try_wait().unwrap() {
+            assert!(code.success(), "{code:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no exit after the drain");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Stopped: new connections are refused.
+    assert!(TcpStream::connect(web).is_err());
 }

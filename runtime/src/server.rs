@@ -699,10 +699,19 @@ impl Runtime {
             );
         }
         let (mut parts, body) = req.into_parts();
-        let mut body = Some(
+        let timeouts = self.plan.entrypoints.get(ep).map(|e| &e.timeouts);
+        let started = tokio::time::Instant::now();
+        let read_ms = timeouts.map_or(0, |t| t.read_ms);
+        let write_deadline = timeouts
+            .filter(|t| t.write_ms > 0 && !upgrade)
+            .map(|t| started + Duration::from_millis(t.write_ms));
+        let mut body = Some(if read_ms > 0 && !upgrade {
+            crate::deadline::Deadline::new(body, started + Duration::from_millis(read_ms), "read")
+                .boxed_unsync()
+        } else {
             body.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
-                .boxed_unsync(),
-        );
+                .boxed_unsync()
+        });
         let mut server = server;
         let mut target = target;
         let mut attempt = 0;
@@ -772,7 +781,7 @@ impl Runtime {
                     }
                 }
                 result => {
-                    return self.finish(result, &server, service, client_upgrade);
+                    return self.finish(result, &server, service, client_upgrade, write_deadline);
                 }
             }
         }
@@ -784,6 +793,7 @@ impl Runtime {
         server: &crate::upstream::ServerRef,
         service: &str,
         client_upgrade: Option<hyper::upgrade::OnUpgrade>,
+        write_deadline: Option<tokio::time::Instant>,
     ) -> Response<Body> {
         let server = server.clone();
         match result {
@@ -805,9 +815,11 @@ impl Runtime {
                 } else {
                     forward::strip_hop_by_hop(resp.headers_mut(), false);
                 }
-                resp.map(|b| {
-                    b.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
-                        .boxed()
+                resp.map(|b| match write_deadline {
+                    Some(at) => crate::deadline::Deadline::new(b, at, "write").boxed(),
+                    None => b
+                        .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+                        .boxed(),
                 })
             }
             Err(e) => {
@@ -985,6 +997,10 @@ pub fn listen_addr(
         .map_err(|_| ServeError::Address(name.to_owned(), address.to_owned()))
 }
 
+/// Header-read bound when the plan sets neither a header-read nor an idle timeout: hyper needs
+/// one to stop slowloris connections, so "no limit" is not offered.
+const HEADER_READ_FALLBACK_MS: u64 = 60_000;
+
 /// Accepts connections on `listener` for entry point `ep` until `shutdown` resolves, then drains
 /// in-flight connections for up to `grace`.
 pub async fn serve_entrypoint(
@@ -997,9 +1013,18 @@ pub async fn serve_entrypoint(
     let (grace, header_read, max_header) = rt.plan.entrypoints.get(&*ep).map_or(
         (Duration::from_secs(10), Duration::from_secs(10), 1 << 20),
         |e| {
+            // hyper's one HTTP/1 timer runs from the end of a response (or the accept) to the end
+            // of the next request's headers: it is both the slowloris bound and the keep-alive
+            // idle timeout, so it gets the smaller of the two.
+            let t = &e.timeouts;
+            let bound = [t.header_read_ms, t.idle_ms]
+                .into_iter()
+                .filter(|&ms| ms > 0)
+                .min()
+                .unwrap_or(HEADER_READ_FALLBACK_MS);
             (
-                Duration::from_millis(e.timeouts.grace_ms),
-                Duration::from_millis(e.timeouts.header_read_ms.max(1)),
+                Duration::from_millis(t.grace_ms),
+                Duration::from_millis(bound),
                 usize::try_from(e.max_header_bytes).unwrap_or(1 << 20),
             )
         },
@@ -1009,7 +1034,12 @@ pub async fn serve_entrypoint(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(header_read)
+        // Larger header sections are answered with 431 by hyper.
         .max_buf_size(max_header.max(8192));
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(u32::try_from(max_header).unwrap_or(u32::MAX));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
         tokio::select! {
