@@ -777,3 +777,240 @@ fn sigterm_drains_in_flight_requests_then_exits() {
     // Stopped: new connections are refused.
     assert!(TcpStream::connect(web).is_err());
 }
+
+// ---- HTTPS: the prod profile served end to end ------------------------------------------------
+
+/// The prod build of the example with a test certificate, served in front of `a` and `b`.
+struct Prod {
+    rt: Runtime,
+    websecure: SocketAddr,
+    dir: tempfile::TempDir,
+}
+
+const DOMAIN: &str = "scadabridge.example.com";
+
+fn write_test_cert(dir: &std::path::Path, name: &str) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(vec![DOMAIN.to_owned()]).unwrap();
+    params.not_before = time::OffsetDateTime::now_utc() - time::Duration::days(1);
+    params.not_after = time::OffsetDateTime::now_utc() + time::Duration::days(400);
+    let cert = params.self_signed(&key).unwrap();
+    std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).unwrap();
+    std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
+}
+
+fn start_prod(a: &Backend, b: &Backend) -> Prod {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_test_cert(d, "bridge");
+    // admin / s3cret (MD5-crypt, as `htpasswd -m` writes it).
+    std::fs::write(
+        d.join("dashboard.htpasswd"),
+        "admin:$apr1$abcdefgh$M2T3erDstkD7SsE2QQnfH0\n",
+    )
+    .unwrap();
+    let seed = repo_root().join("examples/scadabridge");
+    std::fs::copy(seed.join("traefik.yml"), d.join("traefik.yml")).unwrap();
+    let dynamic = std::fs::read_to_string(seed.join("dynamic.yml"))
+        .unwrap()
+        .replace(
+            "http://scadabridge-central-a:5000",
+            &format!("http://scadabridge-central-a:{}", a.addr.port()),
+        )
+        .replace(
+            "http://scadabridge-central-b:5000",
+            &format!("http://scadabridge-central-b:{}", b.addr.port()),
+        )
+        .replace("interval: 5s", "interval: 1s");
+    std::fs::write(d.join("dynamic.yml"), dynamic).unwrap();
+    let plan = d.join("plan.json");
+    let path = |n: &str| d.join(n).to_string_lossy().into_owned();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .arg("build")
+        .arg(d)
+        .args(["--profile", "prod", "--out"])
+        .arg(&plan)
+        .args(["--var", &format!("domain={DOMAIN}")])
+        .args(["--var", &format!("tls_cert={}", path("bridge.crt"))])
+        .args(["--var", &format!("tls_key={}", path("bridge.key"))])
+        .args([
+            "--var",
+            &format!("dashboard_users_file={}", path("dashboard.htpasswd")),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (child, addrs) = bridge_tests::spawn_serving(
+        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+            .arg(&plan)
+            .args([
+                "--bind",
+                "web=127.0.0.1:0",
+                "--bind",
+                "websecure=127.0.0.1:0",
+                "--bind",
+                "traefik=127.0.0.1:0",
+            ])
+            .args([
+                "--resolve",
+                "scadabridge-central-a=127.0.0.1",
+                "--resolve",
+                "scadabridge-central-b=127.0.0.1",
+            ]),
+        &["web", "websecure", "traefik"],
+    );
+    Prod {
+        rt: Runtime {
+            child,
+            web: addrs[0],
+            api: addrs[2],
+        },
+        websecure: addrs[1],
+        dir,
+    }
+}
+
+/// `curl` against `https://DOMAIN:<port>PATH` pinned to `addr`, trusting the test certificate.
+/// Returns (status, headers, body).
+fn curl(p: &Prod, addr: SocketAddr, path: &str, extra: &[&str]) -> (u16, String, String) {
+    let out = Command::new("curl")
+        .args(["-sS", "-i", "--max-time", "10"])
+        .arg("--cacert")
+        .arg(p.dir.path().join("bridge.crt"))
+        .arg("--resolve")
+        .arg(format!("{DOMAIN}:{}:127.0.0.1", addr.port()))
+        .args(extra)
+        .arg(format!("https://{DOMAIN}:{}{path}", addr.port()))
+        .output()
+        .expect("curl is installed");
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_owned())
+}
+
+fn s_client(addr: SocketAddr, args: &[&str]) -> String {
+    let mut child = Command::new("openssl")
+        .args([
+            "s_client",
+            "-connect",
+            &addr.to_string(),
+            "-servername",
+            DOMAIN,
+        ])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("openssl is installed");
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn prod_profile_serves_https_with_redirect_hsts_secured_dashboard_and_failover() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let p = start_prod(&a, &b);
+
+    // HTTPS, HTTP/1.1 and HTTP/2 (ALPN), to the active node, with HSTS.
+    let (status, head, body) = curl(&p, p.websecure, "/ui?x=1", &["--http1.1"]);
+    assert_eq!(status, 200, "{head}{body}");
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(body.starts_with("a /ui?x=1"), "{body}");
+    assert!(
+        head.contains("strict-transport-security: max-age=31536000; includesubdomains"),
+        "{head}"
+    );
+    let (status, head, body) = curl(&p, p.websecure, "/ui", &["--http2"]);
+    assert_eq!(status, 200, "{head}");
+    assert!(head.starts_with("http/2 200"), "{head}");
+    assert!(body.starts_with("a /ui"), "{body}");
+
+    // Plain HTTP on :80 is redirected permanently to HTTPS, path and query kept, without HSTS.
+    let mut s = TcpStream::connect(p.rt.web).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET /ui/page?tab=2&x=%20 HTTP/1.1\r\nHost: {DOMAIN}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let lower = out.to_ascii_lowercase();
+    assert!(out.starts_with("HTTP/1.1 301"), "{out}");
+    assert!(
+        lower.contains(&format!(
+            "location: https://{DOMAIN}/ui/page?tab=2&x=%20\r\n"
+        )),
+        "{out}"
+    );
+    assert!(!lower.contains("strict-transport-security"), "{out}");
+
+    // Protocol versions and ALPN.
+    let old = s_client(p.websecure, &["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"]);
+    assert!(
+        old.contains("Cipher is (NONE)") && old.contains("alert"),
+        "TLS 1.1 must be refused: {old}"
+    );
+    let v12 = s_client(p.websecure, &["-tls1_2"]);
+    assert!(v12.contains("New, TLSv1.2, Cipher is ECDHE-"), "{v12}");
+    let v13 = s_client(p.websecure, &["-tls1_3", "-alpn", "h2"]);
+    assert!(v13.contains("New, TLSv1.3, Cipher is TLS_"), "{v13}");
+    assert!(v13.contains("ALPN protocol: h2"), "{v13}");
+
+    // Dashboard: over TLS, behind basicAuth; plain HTTP on its port never serves it.
+    let (status, head, _) = curl(&p, p.rt.api, "/dashboard/", &[]);
+    assert_eq!(status, 401, "{head}");
+    assert!(
+        head.contains("www-authenticate: basic realm=\"bridgectl\""),
+        "{head}"
+    );
+    let (status, _, _) = curl(&p, p.rt.api, "/dashboard/", &["-u", "admin:wrong"]);
+    assert_eq!(status, 401);
+    let (status, _, body) = curl(&p, p.rt.api, "/dashboard/", &["-u", "admin:s3cret"]);
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("<html") || body.contains("<!doctype"),
+        "{body}"
+    );
+    let (status, _, body) = curl(&p, p.rt.api, "/api/http/services", &["-u", "admin:s3cret"]);
+    assert_eq!(status, 200);
+    assert!(body.contains("serverStatus"), "{body}");
+    let (status, _) = get(p.rt.api, "/dashboard/");
+    assert_ne!(
+        status, 200,
+        "the dashboard must not be served over plain HTTP"
+    );
+    let (status, _) = get(p.rt.api, "/api/http/services");
+    assert_ne!(status, 200, "the API must not be served over plain HTTP");
+
+    // Failover over HTTPS.
+    a.active.store(false, Ordering::SeqCst);
+    b.active.store(true, Ordering::SeqCst);
+    let started = Instant::now();
+    loop {
+        let (_, _, body) = curl(&p, p.websecure, "/ui", &[]);
+        if body.starts_with("b ") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "b never got HTTPS traffic"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -20,6 +20,7 @@ pub async fn serve(
     resolve: HashMap<String, IpAddr>,
     reload_from: Option<PathBuf>,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    crate::tls::install_provider();
     let plan = Arc::new(plan);
     let runtime = Arc::new(Runtime::new(plan.clone(), resolve.clone())?);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

@@ -18,6 +18,7 @@ pub mod health;
 pub mod plan;
 pub mod routing;
 pub mod server;
+pub mod tls;
 pub mod upstream;
 
 #[cfg(test)]

@@ -64,6 +64,9 @@ pub enum ServeError {
     /// A basicAuth middleware's users could not be loaded.
     #[error("middleware `{0}`: {1}")]
     Auth(String, crate::auth::AuthError),
+    /// TLS could not be set up (certificates, options).
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
     /// Binding a listener failed.
     #[error("entry point `{name}`: cannot listen on {addr}: {source}")]
     Bind {
@@ -93,6 +96,10 @@ pub struct Runtime {
     allow: HashMap<String, Vec<ipnet::IpNet>>,
     /// Per server URL: what to send as `Host` and where to connect (after `--resolve`).
     targets: HashMap<String, Target>,
+    /// Per entry point serving TLS: its rustls configuration (certificates read at load).
+    tls: HashMap<String, Arc<rustls::ServerConfig>>,
+    /// Per entry point serving TLS: the routers with TLS, for connections that are TLS.
+    tls_tables: HashMap<String, RouteTable>,
 }
 
 /// A server URL resolved once at load.
@@ -141,20 +148,6 @@ impl Runtime {
     /// Checks that every feature of the plan is implemented, then builds routing and upstreams.
     pub fn new(plan: Arc<Plan>, resolve: HashMap<String, IpAddr>) -> Result<Runtime, ServeError> {
         let mut missing = Vec::new();
-        for (name, ep) in &plan.entrypoints {
-            if ep.tls.is_some() {
-                missing.push(format!(
-                    "entry point `{name}` serves TLS (TLS termination is not implemented yet)"
-                ));
-            }
-        }
-        for (name, r) in &plan.routers {
-            if r.tls.is_some() {
-                missing.push(format!(
-                    "router `{name}` requires TLS (not implemented yet)"
-                ));
-            }
-        }
         for (name, m) in &plan.middlewares {
             let ok = matches!(
                 m.kind,
@@ -222,6 +215,11 @@ impl Runtime {
         for name in plan.entrypoints.keys() {
             tables.insert(name.clone(), RouteTable::build(&plan, name, false)?);
         }
+        let tls = crate::tls::configs(&plan)?;
+        let mut tls_tables = HashMap::new();
+        for name in tls.keys() {
+            tls_tables.insert(name.clone(), RouteTable::build(&plan, name, true)?);
+        }
         let mut connector = HttpConnector::new();
         connector.set_connect_timeout(Some(Duration::from_secs(30)));
         connector.set_nodelay(true);
@@ -284,6 +282,8 @@ impl Runtime {
             .filter_map(|srv| Target::new(&srv.url, &resolve).map(|t| (srv.url.clone(), t)))
             .collect();
         Ok(Runtime {
+            tls,
+            tls_tables,
             trust,
             allow,
             targets,
@@ -360,16 +360,18 @@ impl Runtime {
         carried
     }
 
-    /// Answers one request that arrived on entry point `ep` from `peer`.
+    /// Answers one request that arrived on entry point `ep` from `peer`, over TLS when `tls`.
     pub async fn handle(
         self: Arc<Self>,
         ep: Arc<str>,
         peer: SocketAddr,
+        tls: bool,
         mut req: Request<Incoming>,
     ) -> Response<Body> {
         let Some(entry) = self.plan.entrypoints.get(&*ep) else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
         };
+        let scheme = if tls { "https" } else { "http" };
         let host_owned: Option<String> = req
             .uri()
             .authority()
@@ -412,7 +414,8 @@ impl Runtime {
                 headers: &header_refs,
                 peer: peer.ip(),
             };
-            self.tables.get(&*ep).and_then(|t| t.route(&info))
+            let tables = if tls { &self.tls_tables } else { &self.tables };
+            tables.get(&*ep).and_then(|t| t.route(&info))
         };
         let Some(router_key) = router_key else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
@@ -506,8 +509,7 @@ impl Runtime {
                         path_and_query = join_pq(&rest, q);
                     }
                 }
-                MiddlewareKind::RedirectScheme(rs) if rs.scheme != "http" => {
-                    // This runtime serves plain HTTP only (TLS is issue 5): the request scheme is http.
+                MiddlewareKind::RedirectScheme(rs) if rs.scheme != scheme => {
                     let host = host_owned.as_deref().unwrap_or("");
                     let bare = strip_port(host);
                     let port = rs.port.as_deref().filter(|p| {
@@ -522,7 +524,7 @@ impl Runtime {
                 }
                 MiddlewareKind::RedirectRegex(rr) => {
                     let url = format!(
-                        "http://{}{path_and_query}",
+                        "{scheme}://{}{path_and_query}",
                         host_owned.as_deref().unwrap_or("")
                     );
                     if let Some(re) = self.regexes.get(m).and_then(|r| r.first())
@@ -597,7 +599,8 @@ impl Runtime {
                             .into_iter()
                             .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v))),
                     );
-                    if h.sts_seconds > 0 && h.force_sts_header {
+                    // HSTS only means something over HTTPS (RFC 6797 §7.2), unless forced.
+                    if h.sts_seconds > 0 && (tls || h.force_sts_header) {
                         let mut v = format!("max-age={}", h.sts_seconds);
                         if h.sts_include_subdomains {
                             v.push_str("; includeSubDomains");
@@ -622,7 +625,7 @@ impl Runtime {
                 &router.service,
                 req,
                 peer,
-                (&ep, entry.port),
+                (&ep, entry.port, tls),
                 host_owned.as_deref(),
                 &path_and_query,
                 retry,
@@ -654,7 +657,7 @@ impl Runtime {
         service: &str,
         mut req: Request<Incoming>,
         peer: SocketAddr,
-        (ep, port): (&str, u16),
+        (ep, port, tls): (&str, u16, bool),
         host: Option<&str>,
         path_and_query: &str,
         (max_attempts, mut backoff): (u32, Duration),
@@ -690,7 +693,7 @@ impl Runtime {
                 headers,
                 &IncomingInfo {
                     peer: peer.ip(),
-                    tls: false,
+                    tls,
                     host,
                     entrypoint_port: port,
                     server_name: &self.server_name,
@@ -997,6 +1000,63 @@ pub fn listen_addr(
         .map_err(|_| ServeError::Address(name.to_owned(), address.to_owned()))
 }
 
+/// One accepted connection of an entry point, before its protocol is known.
+struct Conn {
+    current: Arc<arc_swap::ArcSwap<Runtime>>,
+    ep: Arc<str>,
+    peer: SocketAddr,
+    builder: hyper_util::server::conn::auto::Builder<TokioExecutor>,
+    watcher: hyper_util::server::graceful::Watcher,
+    handshake_timeout: Duration,
+}
+
+/// First byte of a TLS handshake record.
+const TLS_HANDSHAKE: u8 = 0x16;
+
+impl Conn {
+    /// On an entry point with TLS, the first byte tells a TLS handshake from plain HTTP (as in
+    /// Traefik); the handshake must finish within the header-read bound.
+    async fn run(self, stream: tokio::net::TcpStream, tls: Option<Arc<rustls::ServerConfig>>) {
+        let Some(cfg) = tls else {
+            return self.serve(stream, false).await;
+        };
+        let mut first = [0u8; 1];
+        let deadline = tokio::time::Instant::now() + self.handshake_timeout;
+        match tokio::time::timeout_at(deadline, stream.peek(&mut first)).await {
+            Ok(Ok(1)) if first[0] == TLS_HANDSHAKE => {}
+            Ok(Ok(1)) => return self.serve(stream, false).await,
+            _ => return,
+        }
+        let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
+        if let Ok(Ok(tls_stream)) = tokio::time::timeout_at(deadline, acceptor.accept(stream)).await
+        {
+            self.serve(tls_stream, true).await;
+        }
+    }
+
+    async fn serve<I>(self, io: I, tls: bool)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let Conn {
+            current,
+            ep,
+            peer,
+            builder,
+            watcher,
+            ..
+        } = self;
+        let svc = hyper::service::service_fn(move |req| {
+            // Each request sees the plan current when it arrived (SIGHUP swaps it atomically).
+            let rt = current.load_full();
+            let ep = ep.clone();
+            async move { Ok::<_, Infallible>(rt.handle(ep, peer, tls, req).await) }
+        });
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
+        let _ = watcher.watch(conn.into_owned()).await;
+    }
+}
+
 /// Header-read bound when the plan sets neither a header-read nor an idle timeout: hyper needs
 /// one to stop slowloris connections, so "no limit" is not offered.
 const HEADER_READ_FALLBACK_MS: u64 = 60_000;
@@ -1045,19 +1105,19 @@ pub async fn serve_entrypoint(
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, peer)) = accepted else { continue };
-                let current = current.clone();
-                let ep = ep.clone();
-                let svc = hyper::service::service_fn(move |req| {
-                    // Each request sees the plan current when it arrived (SIGHUP swaps it atomically).
-                    let rt = current.load_full();
-                    let ep = ep.clone();
-                    async move { Ok::<_, Infallible>(rt.handle(ep, peer, req).await) }
-                });
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), svc).into_owned();
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
+                let _ = stream.set_nodelay(true);
+                // The TLS configuration current at accept time: a reload with a rotated
+                // certificate applies to new connections, established ones keep theirs.
+                let tls = current.load().tls.get(&*ep).cloned();
+                let conn = Conn {
+                    current: current.clone(),
+                    ep: ep.clone(),
+                    peer,
+                    builder: builder.clone(),
+                    watcher: graceful.watcher(),
+                    handshake_timeout: header_read,
+                };
+                tokio::spawn(conn.run(stream, tls));
             }
             _ = shutdown.changed() => break,
         }

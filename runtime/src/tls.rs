@@ -1,0 +1,452 @@
+//! TLS termination: rustls server configurations built from the plan's certificates and TLS
+//! options, one per entry point that serves TLS.
+//!
+//! - Crypto: the aws-lc-rs provider, passed explicitly to every config (and installed as the
+//!   process default at start by [`install_provider`]), so a dependency enabling `ring` cannot
+//!   change what is used. Notes in `shared/docs/dependencies.md` §4.
+//! - Certificates: PEM files read at load (and again on every SIGHUP reload, so a rotated
+//!   certificate is picked up; a bad one fails the reload and the old one keeps serving). The key
+//!   must match the certificate.
+//! - SNI: exact DNS names of the certificates (subject alternative names, else the common name),
+//!   then `*.parent` wildcards, then the default certificate — Traefik's order. `sniStrict` refuses
+//!   handshakes without SNI or with an unknown name. Without any default certificate the runtime
+//!   makes a self-signed one at start, as Traefik does.
+//! - Options: min/max version (rustls speaks TLS 1.2 and 1.3 only: a plan asking for 1.0 or 1.1 as
+//!   the minimum is served with 1.2, stricter on purpose), TLS 1.2 cipher suites by their Go/IANA
+//!   names (unknown or non-AEAD suites are refused by name), ALPN, client certificates (mTLS).
+//!
+//! Which connections are TLS is decided per connection by the first byte (a TLS handshake record
+//! starts with 0x16), as Traefik does: on an entry point with TLS, plain HTTP requests are still
+//! read, but only routers without TLS can match them.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use bridge_plan::{Certificate, ClientAuth, Plan, TlsOptions};
+use rustls::crypto::CryptoProvider;
+use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
+use rustls::sign::CertifiedKey;
+use rustls::{CipherSuite, RootCertStore, ServerConfig, SupportedProtocolVersion};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+/// Why TLS could not be set up from a plan.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A certificate or key file could not be used.
+    #[error("certificate {cert} / key {key}: {why}")]
+    Certificate {
+        /// Certificate file as written in the plan.
+        cert: String,
+        /// Key file as written in the plan.
+        key: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A TLS option set cannot be honoured.
+    #[error("TLS options `{name}`: {why}")]
+    Options {
+        /// Option set name.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// An entry point's TLS cannot be set up.
+    #[error("entry point `{entrypoint}`: {why}")]
+    EntryPoint {
+        /// Entry point.
+        entrypoint: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// Installs aws-lc-rs as the process-wide rustls provider. Call once at start; later calls and a
+/// provider installed before are left alone (the configs here name their provider explicitly).
+pub fn install_provider() {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+}
+
+fn provider() -> CryptoProvider {
+    rustls::crypto::aws_lc_rs::default_provider()
+}
+
+/// The TLS server configuration of each entry point that serves TLS.
+pub fn configs(plan: &Plan) -> Result<HashMap<String, Arc<ServerConfig>>, TlsError> {
+    let mut wanted: Vec<(String, String)> = Vec::new();
+    for (name, ep) in &plan.entrypoints {
+        let mut options: BTreeSet<&str> = BTreeSet::new();
+        if let Some(t) = &ep.tls {
+            options.insert(t.options.as_str());
+        }
+        for key in &ep.routers {
+            if let Some(t) = plan.routers.get(key).and_then(|r| r.tls.as_ref()) {
+                options.insert(t.options.as_str());
+            }
+        }
+        let mut options = options.into_iter();
+        match (options.next(), options.next()) {
+            (None, _) => {}
+            (Some(one), None) => wanted.push((name.clone(), one.to_owned())),
+            (Some(a), Some(b)) => {
+                return Err(TlsError::EntryPoint {
+                    entrypoint: name.clone(),
+                    why: format!(
+                        "its routers use different TLS options (`{a}`, `{b}`); choosing options by SNI is not implemented yet, so use one option set per entry point"
+                    ),
+                });
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let provider = provider();
+    let mut by_options: HashMap<String, Arc<ServerConfig>> = HashMap::new();
+    let mut out = HashMap::new();
+    for (ep, opt_name) in wanted {
+        let cfg = match by_options.get(&opt_name) {
+            Some(c) => c.clone(),
+            None => {
+                let opts = plan
+                    .tls
+                    .options
+                    .get(&opt_name)
+                    .ok_or_else(|| TlsError::Options {
+                        name: opt_name.clone(),
+                        why: "not defined in the plan".into(),
+                    })?;
+                let resolver = Arc::new(SniResolver::load(plan, &provider, opts.sni_strict)?);
+                let c = Arc::new(server_config(&opt_name, opts, resolver, &provider)?);
+                by_options.insert(opt_name.clone(), c.clone());
+                c
+            }
+        };
+        out.insert(ep, cfg);
+    }
+    Ok(out)
+}
+
+/// Traefik's (Go's) cipher suite names for the suites rustls implements.
+const CIPHER_SUITES: &[(&str, CipherSuite)] = &[
+    (
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+        CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+    (
+        "TLS_AES_128_GCM_SHA256",
+        CipherSuite::TLS13_AES_128_GCM_SHA256,
+    ),
+    (
+        "TLS_AES_256_GCM_SHA384",
+        CipherSuite::TLS13_AES_256_GCM_SHA384,
+    ),
+    (
+        "TLS_CHACHA20_POLY1305_SHA256",
+        CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+    ),
+];
+
+/// Go suite names rustls deliberately does not implement (CBC, RSA key exchange, RC4, 3DES).
+fn is_legacy_go_suite(name: &str) -> bool {
+    name.starts_with("TLS_RSA_WITH_")
+        || name.starts_with("TLS_ECDHE_RSA_WITH_AES_128_CBC")
+        || name.starts_with("TLS_ECDHE_RSA_WITH_AES_256_CBC")
+        || name.starts_with("TLS_ECDHE_ECDSA_WITH_AES_128_CBC")
+        || name.starts_with("TLS_ECDHE_ECDSA_WITH_AES_256_CBC")
+        || name.contains("RC4")
+        || name.contains("3DES")
+}
+
+fn server_config(
+    name: &str,
+    opts: &TlsOptions,
+    resolver: Arc<SniResolver>,
+    provider: &CryptoProvider,
+) -> Result<ServerConfig, TlsError> {
+    let bad = |why: String| TlsError::Options {
+        name: name.to_owned(),
+        why,
+    };
+    let mut provider = provider.clone();
+    if !opts.cipher_suites.is_empty() {
+        let mut wanted = Vec::new();
+        for s in &opts.cipher_suites {
+            match CIPHER_SUITES.iter().find(|(n, _)| n == s) {
+                Some((_, suite)) => wanted.push(*suite),
+                None if is_legacy_go_suite(s) => {
+                    return Err(bad(format!(
+                        "cipher suite `{s}` is a legacy (CBC, RSA key exchange, RC4 or 3DES) suite that rustls does not implement; use an ECDHE AEAD suite such as TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
+                    )));
+                }
+                None => {
+                    let known: Vec<&str> = CIPHER_SUITES.iter().map(|(n, _)| *n).collect();
+                    return Err(bad(format!(
+                        "unknown cipher suite `{s}` (supported: {})",
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
+        // Like Go, the list only restricts TLS 1.2; TLS 1.3 suites are always offered.
+        provider
+            .cipher_suites
+            .retain(|cs| cs.version() == &rustls::version::TLS13 || wanted.contains(&cs.suite()));
+    }
+    let version = |v: &str| -> Result<u8, TlsError> {
+        match v {
+            "1.0" | "1.1" | "1.2" => Ok(2),
+            "1.3" => Ok(3),
+            other => Err(bad(format!("unknown TLS version `{other}`"))),
+        }
+    };
+    let min = version(&opts.min_version)?;
+    let max = opts
+        .max_version
+        .as_deref()
+        .map(version)
+        .transpose()?
+        .unwrap_or(3);
+    if min > max {
+        return Err(bad(format!(
+            "minVersion {} is above maxVersion {}",
+            opts.min_version,
+            opts.max_version.as_deref().unwrap_or("1.3")
+        )));
+    }
+    let mut versions: Vec<&'static SupportedProtocolVersion> = Vec::new();
+    if min <= 2 && max >= 2 {
+        versions.push(&rustls::version::TLS12);
+    }
+    if max >= 3 {
+        versions.push(&rustls::version::TLS13);
+    }
+    let provider = Arc::new(provider);
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| bad(e.to_string()))?;
+    let builder = match &opts.client_auth {
+        None => builder.with_no_client_auth(),
+        Some(ca) => match client_verifier(ca, provider).map_err(bad)? {
+            Some(v) => builder.with_client_cert_verifier(v),
+            None => builder.with_no_client_auth(),
+        },
+    };
+    let mut cfg = builder.with_cert_resolver(resolver);
+    cfg.alpn_protocols = if opts.alpn_protocols.is_empty() {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        opts.alpn_protocols
+            .iter()
+            .map(|p| p.as_bytes().to_vec())
+            .collect()
+    };
+    Ok(cfg)
+}
+
+fn client_verifier(
+    ca: &ClientAuth,
+    provider: Arc<CryptoProvider>,
+) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, String> {
+    let auth_type = if ca.auth_type.is_empty() {
+        "RequireAndVerifyClientCert"
+    } else {
+        ca.auth_type.as_str()
+    };
+    let optional = match auth_type {
+        "NoClientCert" => return Ok(None),
+        "VerifyClientCertIfGiven" => true,
+        "RequireAndVerifyClientCert" => false,
+        "RequestClientCert" | "RequireAnyClientCert" => {
+            return Err(format!(
+                "clientAuthType `{auth_type}` accepts certificates without verifying them; bridge-runtime only verifies (use VerifyClientCertIfGiven or RequireAndVerifyClientCert)"
+            ));
+        }
+        other => return Err(format!("unknown clientAuthType `{other}`")),
+    };
+    let mut roots = RootCertStore::empty();
+    for file in &ca.ca_files {
+        let certs = CertificateDer::pem_file_iter(file)
+            .map_err(|e| format!("CA file {file}: {e}"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("CA file {file}: {e}"))?;
+        if certs.is_empty() {
+            return Err(format!("CA file {file} holds no certificate"));
+        }
+        for c in certs {
+            roots.add(c).map_err(|e| format!("CA file {file}: {e}"))?;
+        }
+    }
+    if roots.is_empty() {
+        return Err(format!(
+            "clientAuthType {auth_type} needs caFiles with at least one CA certificate"
+        ));
+    }
+    let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+    let builder = if optional {
+        builder.allow_unauthenticated()
+    } else {
+        builder
+    };
+    builder.build().map(Some).map_err(|e| e.to_string())
+}
+
+/// Chooses the certificate for a handshake by SNI (see the module documentation).
+#[derive(Debug)]
+struct SniResolver {
+    exact: HashMap<String, Arc<CertifiedKey>>,
+    /// By the parent domain of a `*.parent` name.
+    wildcard: HashMap<String, Arc<CertifiedKey>>,
+    default: Arc<CertifiedKey>,
+    /// `sniStrict` of the option set this resolver serves.
+    strict: bool,
+}
+
+impl SniResolver {
+    fn load(plan: &Plan, provider: &CryptoProvider, strict: bool) -> Result<SniResolver, TlsError> {
+        let mut exact = HashMap::new();
+        let mut wildcard = HashMap::new();
+        let mut add = |key: &Arc<CertifiedKey>, names: Vec<String>| {
+            for n in names {
+                let n = n.to_ascii_lowercase();
+                match n.strip_prefix("*.") {
+                    Some(parent) => {
+                        wildcard
+                            .entry(parent.to_owned())
+                            .or_insert_with(|| key.clone());
+                    }
+                    None => {
+                        exact.entry(n).or_insert_with(|| key.clone());
+                    }
+                }
+            }
+        };
+        for c in &plan.tls.certificates {
+            let (key, names) = load_certificate(c, provider)?;
+            add(&key, names);
+        }
+        let default = match &plan.tls.default_certificate {
+            Some(c) => {
+                let (key, names) = load_certificate(c, provider)?;
+                add(&key, names);
+                key
+            }
+            None => self_signed(provider)?,
+        };
+        Ok(SniResolver {
+            exact,
+            wildcard,
+            default,
+            strict,
+        })
+    }
+
+    fn find(&self, name: &str) -> Option<&Arc<CertifiedKey>> {
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        self.exact.get(&name).or_else(|| {
+            name.split_once('.')
+                .and_then(|(_, parent)| self.wildcard.get(parent))
+        })
+    }
+}
+
+impl ResolvesServerCert for SniResolver {
+    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        match hello.server_name().and_then(|n| self.find(n)) {
+            Some(k) => Some(k.clone()),
+            None if self.strict => None,
+            None => Some(self.default.clone()),
+        }
+    }
+}
+
+/// Reads a certificate chain and its key, checks they belong together, and returns the DNS names
+/// the leaf certificate covers.
+fn load_certificate(
+    c: &Certificate,
+    provider: &CryptoProvider,
+) -> Result<(Arc<CertifiedKey>, Vec<String>), TlsError> {
+    let err = |why: String| TlsError::Certificate {
+        cert: c.cert_file.clone(),
+        key: c.key_file.clone(),
+        why,
+    };
+    let chain = CertificateDer::pem_file_iter(&c.cert_file)
+        .map_err(|e| err(format!("cannot read the certificate: {e}")))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(format!("bad PEM certificate: {e}")))?;
+    let Some(leaf) = chain.first() else {
+        return Err(err("the certificate file holds no certificate".into()));
+    };
+    let names = dns_names(leaf).map_err(|e| err(format!("bad certificate: {e}")))?;
+    let key = PrivateKeyDer::from_pem_file(&c.key_file)
+        .map_err(|e| err(format!("cannot read the private key: {e}")))?;
+    let certified = CertifiedKey::from_der(chain, key, provider)
+        .map_err(|e| err(format!("the key does not fit the certificate: {e}")))?;
+    Ok((Arc::new(certified), names))
+}
+
+fn dns_names(leaf: &CertificateDer<'_>) -> Result<Vec<String>, String> {
+    let (_, cert) =
+        x509_parser::parse_x509_certificate(leaf.as_ref()).map_err(|e| e.to_string())?;
+    let mut names = Vec::new();
+    if let Ok(Some(san)) = cert.subject_alternative_name() {
+        for n in &san.value.general_names {
+            if let x509_parser::extensions::GeneralName::DNSName(d) = n {
+                names.push((*d).to_owned());
+            }
+        }
+    }
+    if names.is_empty() {
+        names.extend(
+            cert.subject()
+                .iter_common_name()
+                .filter_map(|cn| cn.as_str().ok().map(str::to_owned)),
+        );
+    }
+    Ok(names)
+}
+
+/// The certificate served when the plan has none for a name: self-signed, made at start.
+fn self_signed(provider: &CryptoProvider) -> Result<Arc<CertifiedKey>, TlsError> {
+    let err = |why: String| TlsError::Certificate {
+        cert: "(self-signed default)".into(),
+        key: "(generated)".into(),
+        why,
+    };
+    let made = rcgen::generate_simple_self_signed(vec!["bridge-runtime-default-cert".to_owned()])
+        .map_err(|e| err(e.to_string()))?;
+    let key =
+        PrivateKeyDer::try_from(made.signing_key.serialize_der()).map_err(|e| err(e.to_owned()))?;
+    let certified = CertifiedKey::from_der(vec![made.cert.der().clone()], key, provider)
+        .map_err(|e| err(e.to_string()))?;
+    Ok(Arc::new(certified))
+}
