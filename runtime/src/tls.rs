@@ -450,3 +450,115 @@ fn self_signed(provider: &CryptoProvider) -> Result<Arc<CertifiedKey>, TlsError>
         .map_err(|e| err(e.to_string()))?;
     Ok(Arc::new(certified))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+    use super::*;
+
+    fn cert(dir: &std::path::Path, name: &str, sans: &[&str]) -> Certificate {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params =
+            rcgen::CertificateParams::new(sans.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+                .unwrap();
+        let c = params.self_signed(&key).unwrap();
+        let (cf, kf) = (
+            dir.join(format!("{name}.crt")),
+            dir.join(format!("{name}.key")),
+        );
+        std::fs::write(&cf, c.pem()).unwrap();
+        std::fs::write(&kf, key.serialize_pem()).unwrap();
+        Certificate {
+            cert_file: cf.to_string_lossy().into_owned(),
+            key_file: kf.to_string_lossy().into_owned(),
+        }
+    }
+
+    fn tls_plan(dir: &std::path::Path) -> Plan {
+        let mut plan = Plan::example();
+        for ep in plan.entrypoints.values_mut() {
+            ep.tls = Some(bridge_plan::EntryPointTls {
+                options: "default".into(),
+            });
+        }
+        plan.tls.certificates = vec![
+            cert(dir, "exact", &["app.example.com"]),
+            cert(dir, "wild", &["*.example.com"]),
+        ];
+        plan.tls.default_certificate = Some(cert(dir, "default", &["default.example.net"]));
+        plan
+    }
+
+    #[test]
+    fn sni_picks_exact_then_wildcard_then_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = tls_plan(dir.path());
+        let r = SniResolver::load(&plan, &provider(), false).unwrap();
+        let exact = r.find("App.Example.COM.").unwrap();
+        let wild = r.find("other.example.com").unwrap();
+        assert!(!Arc::ptr_eq(exact, wild));
+        assert!(Arc::ptr_eq(
+            r.find("default.example.net").unwrap(),
+            &r.default
+        ));
+        // A wildcard covers one label only.
+        assert!(r.find("a.b.example.com").is_none());
+        assert!(r.find("unknown.test").is_none());
+        assert_eq!(configs(&plan).unwrap().len(), plan.entrypoints.len());
+    }
+
+    #[test]
+    fn a_key_of_another_certificate_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = tls_plan(dir.path());
+        let other = cert(dir.path(), "other", &["x.example.com"]);
+        plan.tls.certificates[0].key_file = other.key_file;
+        let err = configs(&plan).unwrap_err().to_string();
+        assert!(
+            err.contains("the key does not fit the certificate"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn cipher_suites_use_go_names_and_unknown_ones_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = tls_plan(dir.path());
+        let opts = plan.tls.options.get_mut("default").unwrap();
+        opts.cipher_suites = vec!["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into()];
+        assert!(configs(&plan).is_ok());
+        for (suite, says) in [
+            ("TLS_RSA_WITH_AES_128_CBC_SHA", "legacy"),
+            ("TLS_MADE_UP", "unknown cipher suite `TLS_MADE_UP`"),
+        ] {
+            let opts = plan.tls.options.get_mut("default").unwrap();
+            opts.cipher_suites = vec![suite.into()];
+            let err = configs(&plan).unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+        }
+    }
+
+    #[test]
+    fn unverified_client_auth_types_and_missing_cas_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = tls_plan(dir.path());
+        let ca = cert(dir.path(), "ca", &["ca.example.com"]);
+        for (auth_type, files, ok) in [
+            (
+                "RequireAndVerifyClientCert",
+                vec![ca.cert_file.clone()],
+                true,
+            ),
+            ("VerifyClientCertIfGiven", vec![ca.cert_file.clone()], true),
+            ("RequireAnyClientCert", vec![ca.cert_file.clone()], false),
+            ("RequireAndVerifyClientCert", vec![], false),
+        ] {
+            plan.tls.options.get_mut("default").unwrap().client_auth = Some(ClientAuth {
+                ca_files: files,
+                auth_type: auth_type.into(),
+            });
+            assert_eq!(configs(&plan).is_ok(), ok, "{auth_type}");
+        }
+    }
+}

@@ -34,16 +34,35 @@ fn a_missing_plan_exits_2_naming_it() {
 #[test]
 fn features_not_implemented_yet_are_refused_by_name() {
     let mut plan = bridge_plan::Plan::example();
-    for ep in plan.entrypoints.values_mut() {
-        ep.tls = Some(bridge_plan::EntryPointTls {
-            options: "default".into(),
-        });
+    for s in plan.services.values_mut() {
+        if let bridge_plan::ServiceKind::LoadBalancer(lb) = &mut s.kind {
+            lb.servers_transport = Some("custom".into());
+        }
     }
     let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
         .unwrap_err();
     assert!(
         err.to_string()
-            .contains("TLS termination is not implemented yet"),
+            .contains("serversTransport is not implemented yet"),
         "{err}"
     );
+}
+
+#[test]
+fn a_tls_plan_with_an_unreadable_certificate_is_refused_naming_the_file() {
+    let mut plan = bridge_plan::Plan::example();
+    for ep in plan.entrypoints.values_mut() {
+        ep.tls = Some(bridge_plan::EntryPointTls {
+            options: "default".into(),
+        });
+    }
+    plan.tls.certificates.push(bridge_plan::Certificate {
+        cert_file: "/nonexistent/bridge.crt".into(),
+        key_file: "/nonexistent/bridge.key".into(),
+    });
+    let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("/nonexistent/bridge.crt"), "{text}");
+    assert!(text.contains("cannot read the certificate"), "{text}");
 }
