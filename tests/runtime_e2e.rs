@@ -512,11 +512,17 @@ fn websocket_upgrades_are_tunnelled_both_ways() {
     let rt = start(&a, &b, dir.path());
     let mut s = TcpStream::connect(rt.web).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    websocket_echo(&mut s, "scadabridge.local");
+}
+
+/// A WebSocket upgrade through the proxy, then two messages echoed back through the tunnel.
+fn websocket_echo(s: &mut (impl Read + Write), host: &str) {
     write!(
         s,
-        "GET /_blazor HTTP/1.1\r\nHost: scadabridge.local\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        "GET /_blazor HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
     )
     .unwrap();
+    s.flush().unwrap();
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
@@ -527,6 +533,7 @@ fn websocket_upgrades_are_tunnelled_both_ways() {
     assert!(head.starts_with("HTTP/1.1 101"), "{head}");
     for msg in ["hello", "circuit 42"] {
         s.write_all(msg.as_bytes()).unwrap();
+        s.flush().unwrap();
         let mut back = vec![0u8; msg.len()];
         s.read_exact(&mut back).unwrap();
         assert_eq!(String::from_utf8_lossy(&back), msg);
@@ -1013,4 +1020,269 @@ fn prod_profile_serves_https_with_redirect_hsts_secured_dashboard_and_failover()
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A CA and certificates it signed, as PEM files in `dir`: `ca.crt`, `NAME.crt`, `NAME.key`.
+struct TestCa {
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+impl TestCa {
+    fn new(dir: &std::path::Path) -> TestCa {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "bridgectl test CA");
+        let cert = params.self_signed(&key).unwrap();
+        std::fs::write(dir.join("ca.crt"), cert.pem()).unwrap();
+        TestCa {
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    fn issue(&self, dir: &std::path::Path, name: &str, sans: &[&str]) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params =
+            rcgen::CertificateParams::new(sans.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+                .unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
+    }
+}
+
+#[test]
+fn mutual_tls_accepts_only_clients_with_a_certificate_from_the_ca() {
+    let a = backend("a", true);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ca = TestCa::new(d);
+    ca.issue(d, "server", &[DOMAIN]);
+    ca.issue(d, "client", &[]);
+    std::fs::write(
+        d.join("traefik.yml"),
+        "entryPoints:\n  websecure:\n    address: \":443\"\n    http:\n      tls:\n        options: mtls\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+    )
+    .unwrap();
+    let p = |n: &str| d.join(n).to_string_lossy().into_owned();
+    std::fs::write(
+        d.join("dynamic.yml"),
+        format!(
+            "http:\n  routers:\n    central:\n      rule: \"PathPrefix(`/`)\"\n      service: central\n  services:\n    central:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\ntls:\n  certificates:\n    - certFile: {}\n      keyFile: {}\n  options:\n    mtls:\n      clientAuth:\n        caFiles: [{}]\n        clientAuthType: RequireAndVerifyClientCert\n",
+            a.addr.port(),
+            p("server.crt"),
+            p("server.key"),
+            p("ca.crt")
+        ),
+    )
+    .unwrap();
+    let plan = d.join("plan.json");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .arg("build")
+        .arg(d)
+        .args(["--profile", "dev", "--out"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (child, addrs) = bridge_tests::spawn_serving(
+        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+            .arg(&plan)
+            .args(["--bind", "websecure=127.0.0.1:0"]),
+        &["websecure"],
+    );
+    let _rt = Runtime {
+        child,
+        web: addrs[0],
+        api: addrs[0],
+    };
+    let curl = |extra: &[&str]| {
+        Command::new("curl")
+            .args(["-sS", "--max-time", "10", "--cacert", &p("ca.crt")])
+            .arg("--resolve")
+            .arg(format!("{DOMAIN}:{}:127.0.0.1", addrs[0].port()))
+            .args(extra)
+            .arg(format!("https://{DOMAIN}:{}/ui", addrs[0].port()))
+            .output()
+            .unwrap()
+    };
+    let with = curl(&["--cert", &p("client.crt"), "--key", &p("client.key")]);
+    assert!(
+        with.status.success(),
+        "{}",
+        String::from_utf8_lossy(&with.stderr)
+    );
+    assert!(String::from_utf8_lossy(&with.stdout).starts_with("a /ui"));
+    let without = curl(&[]);
+    assert!(
+        !without.status.success(),
+        "a client without a certificate was served"
+    );
+    // A certificate from another CA is refused too.
+    let other = tempfile::tempdir().unwrap();
+    let other_ca = TestCa::new(other.path());
+    other_ca.issue(other.path(), "client", &[]);
+    let od = |n: &str| other.path().join(n).to_string_lossy().into_owned();
+    let foreign = curl(&["--cert", &od("client.crt"), "--key", &od("client.key")]);
+    assert!(
+        !foreign.status.success(),
+        "a client of another CA was served"
+    );
+}
+
+/// Accepts any server certificate (the test only wants to see which one is served) but still
+/// checks the handshake signatures.
+#[derive(Debug)]
+struct AnyServerCert(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyServerCert {
+    fn verify_server_cert(
+        &self,
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &[rustls::pki_types::CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
+
+fn tls_connect(addr: SocketAddr) -> TlsStream {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let cfg = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyServerCert(provider)))
+        .with_no_client_auth();
+    let conn = rustls::ClientConnection::new(Arc::new(cfg), DOMAIN.try_into().unwrap()).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    s.flush().unwrap();
+    while s.conn.is_handshaking() {
+        s.conn.complete_io(&mut s.sock).unwrap();
+    }
+    s
+}
+
+fn served_leaf(s: &TlsStream) -> Vec<u8> {
+    s.conn.peer_certificates().unwrap()[0].to_vec()
+}
+
+/// One keep-alive GET on an established TLS connection.
+fn tls_get(s: &mut TlsStream, path: &str) -> (u16, String) {
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {DOMAIN}\r\n\r\n").unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).unwrap();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[test]
+fn sighup_rotates_the_certificate_without_dropping_established_connections() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let p = start_prod(&a, &b);
+    let mut kept = tls_connect(p.websecure);
+    let first = served_leaf(&kept);
+    assert!(tls_get(&mut kept, "/ui").1.starts_with("a /ui"));
+
+    // A new certificate at the same paths, then SIGHUP.
+    write_test_cert(p.dir.path(), "bridge");
+    let pid = p.rt.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = Instant::now();
+    let rotated = loop {
+        let leaf = served_leaf(&tls_connect(p.websecure));
+        if leaf != first {
+            break leaf;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the certificate was not rotated"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The connection made before the reload still works.
+    assert!(tls_get(&mut kept, "/ui").1.starts_with("a /ui"));
+    // WebSocket over TLS (the central UI's SignalR circuit).
+    websocket_echo(&mut tls_connect(p.websecure), DOMAIN);
+
+    // A broken certificate is rejected on reload: the rotated one keeps being served.
+    std::fs::write(p.dir.path().join("bridge.crt"), "not a certificate").unwrap();
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    let mut fresh = tls_connect(p.websecure);
+    assert_eq!(served_leaf(&fresh), rotated);
+    assert!(tls_get(&mut fresh, "/ui").1.starts_with("a /ui"));
+    assert!(tls_get(&mut kept, "/ui").1.starts_with("a /ui"));
 }
