@@ -207,6 +207,13 @@ impl Runtime {
                 }
             }
         }
+        if plan.metrics.is_some() {
+            missing
+                .push("metrics.prometheus (the /metrics endpoint is not implemented yet)".into());
+        }
+        if plan.access_log.is_some() {
+            missing.push("accessLog (access logs are not implemented yet)".into());
+        }
         if !missing.is_empty() {
             return Err(ServeError::Unsupported(missing));
         }
