@@ -1,6 +1,7 @@
 //! Running a plan as a server: health checks first, then one listener per entry point, SIGHUP
 //! reload (when the plan came from a file) and a graceful stop on SIGTERM / Ctrl-C. Shared by the
-//! `bridge-runtime` binary and `bridgectl run`.
+//! `bridge-runtime` binary and `bridgectl run`. Listeners passed by socket activation are used by
+//! entry point name; the service manager is told READY/RELOADING/STOPPING ([`crate::notify`]).
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -22,6 +23,7 @@ pub async fn serve(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let plan = Arc::new(plan);
     let runtime = Arc::new(Runtime::new(plan.clone(), resolve.clone())?);
+    crate::notify::check_activated(plan.entrypoints.keys().map(String::as_str))?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut checker = start_checks(&runtime, &resolve);
     // No request reaches a server before it answered a probe; wait for the first round (bounded).
@@ -29,14 +31,19 @@ pub async fn serve(
     let current = Arc::new(arc_swap::ArcSwap::new(runtime));
     let mut tasks = tokio::task::JoinSet::new();
     for (name, ep) in &plan.entrypoints {
-        let addr = listen_addr(name, &ep.address, &binds)?;
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|source| crate::server::ServeError::Bind {
-                name: name.clone(),
-                addr,
-                source,
-            })?;
+        let listener = if let Some(activated) = crate::notify::activated_listener(name) {
+            activated.set_nonblocking(true)?;
+            tokio::net::TcpListener::from_std(activated)?
+        } else {
+            let addr = listen_addr(name, &ep.address, &binds)?;
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| crate::server::ServeError::Bind {
+                    name: name.clone(),
+                    addr,
+                    source,
+                })?
+        };
         eprintln!(
             "bridge-runtime: entry point {name} listening on {}",
             listener.local_addr()?
@@ -50,6 +57,7 @@ pub async fn serve(
     }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    crate::notify::ready(&plan.hash);
     loop {
         tokio::select! {
             _ = term.recv() => break,
@@ -59,18 +67,24 @@ pub async fn serve(
                     eprintln!("bridge-runtime: SIGHUP ignored: the plan was not loaded from a file");
                     continue;
                 };
+                crate::notify::reloading();
                 match reload(path, &current, &resolve).await {
                     Ok(next_checker) => {
                         let old = std::mem::replace(&mut checker, next_checker);
                         let _ = old.1.send(true);
                         old.0.join().await;
+                        crate::notify::reloaded(&current.load().plan().hash, None);
                     }
-                    Err(e) => eprintln!("bridge-runtime: reload rejected, still serving the previous plan: {e}"),
+                    Err(e) => {
+                        eprintln!("bridge-runtime: reload rejected, still serving the previous plan: {e}");
+                        crate::notify::reloaded(&current.load().plan().hash, Some(&e.to_string()));
+                    }
                 }
             }
         }
     }
     eprintln!("bridge-runtime: shutting down, draining in-flight requests");
+    crate::notify::stopping();
     let _ = stop_tx.send(true);
     while tasks.join_next().await.is_some() {}
     let _ = checker.1.send(true);

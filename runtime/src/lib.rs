@@ -14,6 +14,8 @@ pub mod app;
 pub mod auth;
 pub mod forward;
 pub mod health;
+pub mod healthcheck;
+pub mod notify;
 pub mod plan;
 pub mod routing;
 pub mod server;
