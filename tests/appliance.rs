@@ -424,3 +424,124 @@ fn systemd_units_verify_and_pass_the_security_threshold() {
     );
     assert!(last.contains(" OK ") || last.contains(" SAFE "), "{last}");
 }
+
+/// Looks up `path` (mapping keys) in a parsed YAML document.
+fn yaml_at<'a>(
+    node: &'a bridgectl::yaml::Node,
+    path: &[&str],
+) -> Option<&'a bridgectl::yaml::NodeKind> {
+    let mut cur = node;
+    for key in path {
+        let bridgectl::yaml::NodeKind::Map(entries) = &cur.kind else {
+            return None;
+        };
+        cur = &entries.iter().find(|(k, _)| k.text == *key)?.1;
+    }
+    Some(&cur.kind)
+}
+
+fn yaml_strings(kind: Option<&bridgectl::yaml::NodeKind>) -> Vec<String> {
+    match kind {
+        Some(bridgectl::yaml::NodeKind::Seq(items)) => items
+            .iter()
+            .filter_map(|n| match &n.kind {
+                bridgectl::yaml::NodeKind::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn yaml_str(kind: Option<&bridgectl::yaml::NodeKind>) -> Option<&str> {
+    match kind {
+        Some(bridgectl::yaml::NodeKind::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The example compose file keeps the seed's ports, network and node names, runs the appliance
+/// hardened, and maps exactly the entry points of the plan built from the same directory.
+#[test]
+fn the_example_compose_file_replaces_traefik_with_the_appliance() {
+    let path = repo_root().join("examples/scadabridge/docker-compose.yml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc = bridgectl::yaml::parse(bridgectl::source::FileId(0), &text)
+        .unwrap_or_else(|d| panic!("{}: {d:?}", path.display()))
+        .unwrap();
+    let Some(bridgectl::yaml::NodeKind::Map(services)) = yaml_at(&doc, &["services"]) else {
+        panic!("no services")
+    };
+    let names: Vec<&str> = services.iter().map(|(k, _)| k.text.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "scadabridge-bridge",
+            "scadabridge-central-a",
+            "scadabridge-central-b"
+        ]
+    );
+    assert!(
+        !text.contains("traefik:v"),
+        "a Traefik image is still referenced"
+    );
+    let proxy = ["services", "scadabridge-bridge"];
+    let at = |rest: &[&str]| {
+        let mut p = proxy.to_vec();
+        p.extend_from_slice(rest);
+        yaml_at(&doc, &p)
+    };
+    assert_eq!(yaml_strings(at(&["ports"])), ["9000:80", "8180:8080"]);
+    assert_eq!(yaml_strings(at(&["networks"])), ["scadabridge-net"]);
+    assert_eq!(yaml_str(at(&["user"])), Some("65532:65532"));
+    assert_eq!(
+        at(&["read_only"]),
+        Some(&bridgectl::yaml::NodeKind::Bool(true))
+    );
+    assert_eq!(yaml_strings(at(&["cap_drop"])), ["ALL"]);
+    assert_eq!(yaml_strings(at(&["cap_add"])), ["NET_BIND_SERVICE"]);
+    let health = yaml_strings(at(&["healthcheck", "test"]));
+    assert_eq!(&health[..3], ["CMD", "/bridge-runtime", "healthcheck"]);
+    assert!(
+        yaml_str(at(&["image"])).is_some_and(|i| i.contains("bridge-runtime")),
+        "the proxy runs the appliance image"
+    );
+    for node in ["scadabridge-central-a", "scadabridge-central-b"] {
+        let n = |rest: &str| yaml_at(&doc, &["services", node, rest]);
+        assert_eq!(yaml_str(n("hostname")), Some(node));
+        assert_eq!(yaml_strings(n("networks")), ["scadabridge-net"]);
+        assert_eq!(yaml_strings(n("expose")), ["5000"]);
+    }
+    assert_eq!(
+        yaml_str(yaml_at(&doc, &["networks", "scadabridge-net", "name"])),
+        Some("scadabridge-net")
+    );
+    // The container ports are the entry points of the dev plan of this directory, and the
+    // healthcheck's default URL is the API entry point's ping.
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.json");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .args(["build", "examples/scadabridge", "--profile", "dev", "--out"])
+        .arg(&plan)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let eps = v["entrypoints"].as_object().unwrap();
+    assert_eq!(eps["web"]["address"], ":80");
+    assert_eq!(eps["traefik"]["address"], ":8080");
+    assert_eq!(eps.len(), 2);
+    assert!(
+        health.iter().any(|a| a == "http://127.0.0.1:8080/ping"),
+        "{health:?}"
+    );
+    // The seed's host names are the ones the plan sends traffic to.
+    assert!(v.to_string().contains("http://scadabridge-central-a:5000"));
+    assert!(v.to_string().contains("http://scadabridge-central-b:5000"));
+}
