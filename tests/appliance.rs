@@ -778,3 +778,77 @@ fn nix_flake_parses_evaluates_against_the_stub_and_the_module_matches_the_unit()
     assert_eq!(limits("startLimitIntervalSec"), Some(300));
     assert_eq!(limits("startLimitBurst"), Some(5));
 }
+
+/// The CI examples in docs/ci parse, and the plain git hook blocks a commit of a broken
+/// configuration and lets a good one through.
+#[test]
+fn ci_examples_parse_and_the_pre_commit_hook_blocks_a_bad_config() {
+    let ci = repo_root().join("docs/ci");
+    for f in ["github-workflow.yml", "pre-commit-config.yaml"] {
+        let text = std::fs::read_to_string(ci.join(f)).unwrap();
+        let doc = bridgectl::yaml::parse(bridgectl::source::FileId(0), &text)
+            .unwrap_or_else(|d| panic!("{f}: {d:?}"))
+            .unwrap();
+        assert!(matches!(doc.kind, bridgectl::yaml::NodeKind::Map(_)), "{f}");
+        assert!(text.contains("bridgectl check"), "{f}");
+    }
+    let workflow = std::fs::read_to_string(ci.join("github-workflow.yml")).unwrap();
+    assert!(workflow.contains("--format github") && workflow.contains("--format sarif"));
+
+    let Some(git) = tool("git") else {
+        println!("SKIPPED (hook part): git is not installed");
+        return;
+    };
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new(&git)
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    let conf = repo.path().join("docker/traefik");
+    copy_tree(
+        &repo_root().join("tests/corpus/bad/03-yaml-duplicate-key"),
+        &conf,
+    );
+    std::fs::remove_file(conf.join("expected.txt")).unwrap();
+    git(&["add", "docker"]);
+    let bin_dir = assert_cmd::cargo::cargo_bin("bridgectl")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let hook = |expect: i32| {
+        let out = Command::new("sh")
+            .arg(ci.join("pre-commit"))
+            .current_dir(repo.path())
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(expect),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    hook(1);
+    let seed = repo_root().join("examples/scadabridge");
+    for f in ["traefik.yml", "dynamic.yml"] {
+        std::fs::copy(seed.join(f), conf.join(f)).unwrap();
+    }
+    git(&["add", "docker"]);
+    hook(0);
+}
