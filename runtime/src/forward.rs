@@ -10,32 +10,43 @@ use std::net::IpAddr;
 use bridge_plan::ForwardedHeaders;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
+// Header names are constants: looking a `&str` name up in a `HeaderMap` parses and validates it
+// on every call, which showed in profiles of the request path.
+const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
+const PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+const X_FORWARDED_PORT: HeaderName = HeaderName::from_static("x-forwarded-port");
+const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+const X_FORWARDED_SERVER: HeaderName = HeaderName::from_static("x-forwarded-server");
+const X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
+
 /// Headers that describe one connection and are never forwarded (RFC 9110 §7.6.1).
-pub const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
+pub const HOP_BY_HOP: [HeaderName; 9] = [
+    header::CONNECTION,
+    KEEP_ALIVE,
+    PROXY_CONNECTION,
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
 ];
 
 /// The forwarding headers a client may not forge unless trusted.
-pub const FORWARDED_HEADERS: &[&str] = &[
-    "x-forwarded-for",
-    "x-forwarded-host",
-    "x-forwarded-port",
-    "x-forwarded-proto",
-    "x-forwarded-server",
-    "x-forwarded-prefix",
-    "x-forwarded-uri",
-    "x-forwarded-method",
-    "x-forwarded-tls-client-cert",
-    "x-forwarded-tls-client-cert-info",
-    "x-real-ip",
+pub const FORWARDED_HEADERS: [HeaderName; 11] = [
+    X_FORWARDED_FOR,
+    X_FORWARDED_HOST,
+    X_FORWARDED_PORT,
+    X_FORWARDED_PROTO,
+    X_FORWARDED_SERVER,
+    HeaderName::from_static("x-forwarded-prefix"),
+    HeaderName::from_static("x-forwarded-uri"),
+    HeaderName::from_static("x-forwarded-method"),
+    HeaderName::from_static("x-forwarded-tls-client-cert"),
+    HeaderName::from_static("x-forwarded-tls-client-cert-info"),
+    X_REAL_IP,
 ];
 
 /// Parses CIDR ranges or single addresses (as `/32` / `/128`), skipping ones the compiler would
@@ -120,11 +131,11 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
     for name in named {
         headers.remove(name);
     }
-    for name in HOP_BY_HOP {
-        if keep_upgrade && (*name == "upgrade" || *name == "connection") {
+    for name in &HOP_BY_HOP {
+        if keep_upgrade && (name == header::UPGRADE || name == header::CONNECTION) {
             continue;
         }
-        headers.remove(*name);
+        headers.remove(name);
     }
     if keep_upgrade {
         headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
@@ -151,35 +162,35 @@ pub struct Incoming<'a> {
 pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
     let is_trusted = trust.trusts(inc.peer);
     if !is_trusted {
-        for name in FORWARDED_HEADERS {
-            headers.remove(*name);
+        for name in &FORWARDED_HEADERS {
+            headers.remove(name);
         }
     }
     let peer = canonical_ip(inc.peer).to_string();
-    let xff = match headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
+    let xff = match headers.get(&X_FORWARDED_FOR).and_then(|v| v.to_str().ok()) {
         Some(prior) if !prior.trim().is_empty() => format!("{prior}, {peer}"),
         _ => peer.clone(),
     };
-    set(headers, "x-forwarded-for", &xff);
+    set(headers, X_FORWARDED_FOR, &xff);
     let websocket = headers
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
-    if !headers.contains_key("x-forwarded-proto") {
+    if !headers.contains_key(&X_FORWARDED_PROTO) {
         let proto = match (inc.tls, websocket) {
             (true, true) => "wss",
             (true, false) => "https",
             (false, true) => "ws",
             (false, false) => "http",
         };
-        set(headers, "x-forwarded-proto", proto);
+        set(headers, X_FORWARDED_PROTO, proto);
     }
-    if !headers.contains_key("x-forwarded-host")
+    if !headers.contains_key(&X_FORWARDED_HOST)
         && let Some(h) = inc.host
     {
-        set(headers, "x-forwarded-host", h);
+        set(headers, X_FORWARDED_HOST, h);
     }
-    if !headers.contains_key("x-forwarded-port") {
+    if !headers.contains_key(&X_FORWARDED_PORT) {
         let port = inc
             .host
             .and_then(host_port)
@@ -188,11 +199,11 @@ pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust)
             } else {
                 inc.entrypoint_port
             });
-        set(headers, "x-forwarded-port", &port.to_string());
+        set(headers, X_FORWARDED_PORT, &port.to_string());
     }
-    set(headers, "x-forwarded-server", inc.server_name);
-    if !headers.contains_key("x-real-ip") {
-        set(headers, "x-real-ip", &peer);
+    set(headers, X_FORWARDED_SERVER, inc.server_name);
+    if !headers.contains_key(&X_REAL_IP) {
+        set(headers, X_REAL_IP, &peer);
     }
 }
 
@@ -211,7 +222,7 @@ pub fn host_port(host: &str) -> Option<u16> {
     if p.is_empty() { None } else { p.parse().ok() }
 }
 
-fn set(headers: &mut HeaderMap, name: &'static str, value: &str) {
+fn set(headers: &mut HeaderMap, name: HeaderName, value: &str) {
     if let Ok(v) = HeaderValue::from_str(value) {
         headers.insert(name, v);
     }

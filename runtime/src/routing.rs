@@ -113,6 +113,8 @@ pub struct RouteTable {
     by_host: HashMap<String, Vec<u32>>,
     /// Every other router, sorted by index.
     generic: Vec<u32>,
+    /// Some rule looks at request headers (callers may skip collecting them otherwise).
+    uses_headers: bool,
 }
 
 #[derive(Debug)]
@@ -234,11 +236,19 @@ impl RouteTable {
                 node,
             });
         }
+        let uses_headers = routes.iter().any(|r| r.node.uses_headers());
         Ok(RouteTable {
             routes,
             by_host,
             generic,
+            uses_headers,
         })
+    }
+
+    /// Whether some rule matches on request headers; when not, [`RequestInfo::headers`] may be
+    /// empty.
+    pub fn uses_headers(&self) -> bool {
+        self.uses_headers
     }
 
     /// The key of the first router, in matching order, whose rule matches the request.
@@ -455,6 +465,17 @@ impl<'r> Context<'r> {
             .iter()
             .filter(move |(n, _)| !host && n.eq_ignore_ascii_case(name))
             .map(|(_, v)| *v)
+    }
+}
+
+impl Node {
+    fn uses_headers(&self) -> bool {
+        match self {
+            Node::And(v) | Node::Or(v) => v.iter().any(Node::uses_headers),
+            Node::Not(n) => n.uses_headers(),
+            Node::Header { .. } | Node::HeaderRegexp { .. } => true,
+            _ => false,
+        }
     }
 }
 

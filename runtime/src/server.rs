@@ -492,11 +492,16 @@ impl Runtime {
         }
         // Routing borrows the request; the borrow ends before middlewares change it.
         let router_key: Option<&str> = {
-            let header_refs: Vec<(&str, &str)> = req
-                .headers()
-                .iter()
-                .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
-                .collect();
+            let tables = if tls { &self.tls_tables } else { &self.tables };
+            let table = tables.get(&*ep);
+            let header_refs: Vec<(&str, &str)> = if table.is_some_and(RouteTable::uses_headers) {
+                req.headers()
+                    .iter()
+                    .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let info = RequestInfo {
                 method: req.method().as_str(),
                 host: host_owned.as_deref(),
@@ -505,8 +510,7 @@ impl Runtime {
                 headers: &header_refs,
                 peer: peer.ip(),
             };
-            let tables = if tls { &self.tls_tables } else { &self.tables };
-            tables.get(&*ep).and_then(|t| t.route(&info))
+            table.and_then(|t| t.route(&info))
         };
         let Some(router_key) = router_key else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
