@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use bridge_tests::prod::{DOMAIN, Prod, curl, write_test_cert};
 use bridge_tests::repo_root;
 
 /// A tiny HTTP/1.1 backend: `/health/active` answers 200 while `active`, else 503; anything else
@@ -787,121 +788,10 @@ fn sigterm_drains_in_flight_requests_then_exits() {
 
 // ---- HTTPS: the prod profile served end to end ------------------------------------------------
 
-/// The prod build of the example with a test certificate, served in front of `a` and `b`.
-struct Prod {
-    rt: Runtime,
-    websecure: SocketAddr,
-    dir: tempfile::TempDir,
-}
-
-const DOMAIN: &str = "scadabridge.example.com";
-
-fn write_test_cert(dir: &std::path::Path, name: &str) {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::new(vec![DOMAIN.to_owned()]).unwrap();
-    params.not_before = time::OffsetDateTime::now_utc() - time::Duration::days(1);
-    params.not_after = time::OffsetDateTime::now_utc() + time::Duration::days(400);
-    let cert = params.self_signed(&key).unwrap();
-    std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).unwrap();
-    std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
-}
-
+/// The prod build of the example with a test certificate (tests/prod.rs), served in front of `a`
+/// and `b`.
 fn start_prod(a: &Backend, b: &Backend) -> Prod {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    write_test_cert(d, "bridge");
-    // admin / s3cret (MD5-crypt, as `htpasswd -m` writes it).
-    std::fs::write(
-        d.join("dashboard.htpasswd"),
-        "admin:$apr1$abcdefgh$M2T3erDstkD7SsE2QQnfH0\n",
-    )
-    .unwrap();
-    let seed = repo_root().join("examples/scadabridge");
-    std::fs::copy(seed.join("traefik.yml"), d.join("traefik.yml")).unwrap();
-    let dynamic = std::fs::read_to_string(seed.join("dynamic.yml"))
-        .unwrap()
-        .replace(
-            "http://scadabridge-central-a:5000",
-            &format!("http://scadabridge-central-a:{}", a.addr.port()),
-        )
-        .replace(
-            "http://scadabridge-central-b:5000",
-            &format!("http://scadabridge-central-b:{}", b.addr.port()),
-        )
-        .replace("interval: 5s", "interval: 1s");
-    std::fs::write(d.join("dynamic.yml"), dynamic).unwrap();
-    let plan = d.join("plan.json");
-    let path = |n: &str| d.join(n).to_string_lossy().into_owned();
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
-        .arg("build")
-        .arg(d)
-        .args(["--profile", "prod", "--out"])
-        .arg(&plan)
-        .args(["--var", &format!("domain={DOMAIN}")])
-        .args(["--var", &format!("tls_cert={}", path("bridge.crt"))])
-        .args(["--var", &format!("tls_key={}", path("bridge.key"))])
-        .args([
-            "--var",
-            &format!("dashboard_users_file={}", path("dashboard.htpasswd")),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (child, addrs) = bridge_tests::spawn_serving(
-        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-            .arg(&plan)
-            .args([
-                "--bind",
-                "web=127.0.0.1:0",
-                "--bind",
-                "websecure=127.0.0.1:0",
-                "--bind",
-                "traefik=127.0.0.1:0",
-            ])
-            .args([
-                "--resolve",
-                "scadabridge-central-a=127.0.0.1",
-                "--resolve",
-                "scadabridge-central-b=127.0.0.1",
-            ]),
-        &["web", "websecure", "traefik"],
-    );
-    Prod {
-        rt: Runtime {
-            child,
-            web: addrs[0],
-            api: addrs[2],
-        },
-        websecure: addrs[1],
-        dir,
-    }
-}
-
-/// `curl` against `https://DOMAIN:<port>PATH` pinned to `addr`, trusting the test certificate.
-/// Returns (status, headers, body).
-fn curl(p: &Prod, addr: SocketAddr, path: &str, extra: &[&str]) -> (u16, String, String) {
-    let out = Command::new("curl")
-        .args(["-sS", "-i", "--max-time", "10"])
-        .arg("--cacert")
-        .arg(p.dir.path().join("bridge.crt"))
-        .arg("--resolve")
-        .arg(format!("{DOMAIN}:{}:127.0.0.1", addr.port()))
-        .args(extra)
-        .arg(format!("https://{DOMAIN}:{}{path}", addr.port()))
-        .output()
-        .expect("curl is installed");
-    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
-    let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, head.to_ascii_lowercase(), body.to_owned())
+    bridge_tests::prod::start_prod(a.addr.port(), b.addr.port())
 }
 
 fn s_client(addr: SocketAddr, args: &[&str]) -> String {
@@ -948,7 +838,7 @@ fn prod_profile_serves_https_with_redirect_hsts_secured_dashboard_and_failover()
     assert!(body.starts_with("a /ui"), "{body}");
 
     // Plain HTTP on :80 is redirected permanently to HTTPS, path and query kept, without HSTS.
-    let mut s = TcpStream::connect(p.rt.web).unwrap();
+    let mut s = TcpStream::connect(p.web).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
         s,
@@ -980,29 +870,29 @@ fn prod_profile_serves_https_with_redirect_hsts_secured_dashboard_and_failover()
     assert!(v13.contains("ALPN protocol: h2"), "{v13}");
 
     // Dashboard: over TLS, behind basicAuth; plain HTTP on its port never serves it.
-    let (status, head, _) = curl(&p, p.rt.api, "/dashboard/", &[]);
+    let (status, head, _) = curl(&p, p.api, "/dashboard/", &[]);
     assert_eq!(status, 401, "{head}");
     assert!(
         head.contains("www-authenticate: basic realm=\"bridgectl\""),
         "{head}"
     );
-    let (status, _, _) = curl(&p, p.rt.api, "/dashboard/", &["-u", "admin:wrong"]);
+    let (status, _, _) = curl(&p, p.api, "/dashboard/", &["-u", "admin:wrong"]);
     assert_eq!(status, 401);
-    let (status, _, body) = curl(&p, p.rt.api, "/dashboard/", &["-u", "admin:s3cret"]);
+    let (status, _, body) = curl(&p, p.api, "/dashboard/", &["-u", "admin:s3cret"]);
     assert_eq!(status, 200);
     assert!(
         body.contains("<html") || body.contains("<!doctype"),
         "{body}"
     );
-    let (status, _, body) = curl(&p, p.rt.api, "/api/http/services", &["-u", "admin:s3cret"]);
+    let (status, _, body) = curl(&p, p.api, "/api/http/services", &["-u", "admin:s3cret"]);
     assert_eq!(status, 200);
     assert!(body.contains("serverStatus"), "{body}");
-    let (status, _) = get(p.rt.api, "/dashboard/");
+    let (status, _) = get(p.api, "/dashboard/");
     assert_ne!(
         status, 200,
         "the dashboard must not be served over plain HTTP"
     );
-    let (status, _) = get(p.rt.api, "/api/http/services");
+    let (status, _) = get(p.api, "/api/http/services");
     assert_ne!(status, 200, "the API must not be served over plain HTTP");
 
     // Failover over HTTPS.
@@ -1246,7 +1136,7 @@ fn sighup_rotates_the_certificate_without_dropping_established_connections() {
 
     // A new certificate at the same paths, then SIGHUP.
     write_test_cert(p.dir.path(), "bridge");
-    let pid = p.rt.child.id().to_string();
+    let pid = p.child.id().to_string();
     assert!(
         Command::new("kill")
             .args(["-HUP", &pid])

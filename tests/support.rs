@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod prod;
 pub mod sim;
 
 use bridgectl::check::{CheckOptions, CheckReport, check};
