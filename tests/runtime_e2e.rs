@@ -1286,3 +1286,83 @@ fn sighup_rotates_the_certificate_without_dropping_established_connections() {
     assert!(tls_get(&mut fresh, "/ui").1.starts_with("a /ui"));
     assert!(tls_get(&mut kept, "/ui").1.starts_with("a /ui"));
 }
+
+/// One HTTP/1.1 request with extra header lines; returns the whole raw answer.
+fn request_raw(addr: SocketAddr, method: &str, path: &str, headers: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: scadabridge.local\r\nConnection: close\r\n{headers}\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn cors_preflights_are_answered_by_the_proxy_and_responses_get_allow_origin() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start_with(&a, &b, dir.path(), |d| {
+        d.replace("        - web\n", "        - web\n      middlewares: [cors]\n")
+            .replace(
+                "  services:\n",
+                "  middlewares:\n    cors:\n      headers:\n        accessControlAllowMethods: [GET, PUT]\n        accessControlAllowHeaders: [X-Token]\n        accessControlAllowOriginList: [https://ui.example]\n        accessControlAllowOriginListRegex: ['^https://[a-z]+\\.ops\\.example$']\n        accessControlAllowCredentials: true\n        accessControlExposeHeaders: [X-Served-By]\n        accessControlMaxAge: 600\n        addVaryHeader: true\n  services:\n",
+            )
+    });
+    wait_for(&rt, "a ", Duration::from_secs(10));
+    // Preflight: answered by the proxy itself (the backend would have answered "a /ui ...").
+    let raw = request_raw(
+        rt.web,
+        "OPTIONS",
+        "/ui",
+        "Origin: https://ui.example\r\nAccess-Control-Request-Method: PUT\r\n",
+    );
+    let lower = raw.to_ascii_lowercase();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert!(raw.ends_with("\r\n\r\n"), "no body, not forwarded: {raw}");
+    assert!(
+        lower.contains("access-control-allow-origin: https://ui.example\r\n"),
+        "{raw}"
+    );
+    assert!(
+        lower.contains("access-control-allow-methods: get,put\r\n"),
+        "{raw}"
+    );
+    assert!(
+        lower.contains("access-control-allow-headers: x-token\r\n"),
+        "{raw}"
+    );
+    assert!(
+        lower.contains("access-control-allow-credentials: true\r\n"),
+        "{raw}"
+    );
+    assert!(lower.contains("access-control-max-age: 600\r\n"), "{raw}");
+    // A normal request from an origin matched by the regex: forwarded, origin echoed.
+    let raw = request_raw(rt.web, "GET", "/ui", "Origin: https://plc.ops.example\r\n");
+    let lower = raw.to_ascii_lowercase();
+    assert!(raw.contains("a /ui"), "forwarded: {raw}");
+    assert!(
+        lower.contains("access-control-allow-origin: https://plc.ops.example\r\n"),
+        "{raw}"
+    );
+    assert!(
+        lower.contains("access-control-expose-headers: x-served-by\r\n"),
+        "{raw}"
+    );
+    assert!(lower.contains("vary: origin\r\n"), "{raw}");
+    // An origin that is not allowed gets no Allow-Origin; a plain OPTIONS is forwarded.
+    let raw = request_raw(rt.web, "GET", "/ui", "Origin: https://evil.example\r\n");
+    assert!(
+        !raw.to_ascii_lowercase()
+            .contains("access-control-allow-origin"),
+        "{raw}"
+    );
+    let raw = request_raw(rt.web, "OPTIONS", "/ui", "Origin: https://ui.example\r\n");
+    assert!(
+        raw.contains("a /ui"),
+        "not a preflight without the request method: {raw}"
+    );
+}

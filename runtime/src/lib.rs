@@ -12,6 +12,7 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod cors;
 pub mod deadline;
 pub mod forward;
 pub mod health;

@@ -100,6 +100,8 @@ pub struct Runtime {
     tls: HashMap<String, Arc<rustls::ServerConfig>>,
     /// Per entry point serving TLS: the routers with TLS, for connections that are TLS.
     tls_tables: HashMap<String, RouteTable>,
+    /// Per headers middleware with CORS options.
+    cors: HashMap<String, Arc<crate::cors::Cors>>,
 }
 
 /// A server URL resolved once at load.
@@ -166,22 +168,6 @@ impl Runtime {
                 missing.push(format!(
                     "middleware `{name}`: this kind is not implemented yet"
                 ));
-            }
-        }
-        for (name, m) in &plan.middlewares {
-            if let MiddlewareKind::Headers(h) = &m.kind {
-                let cors = h.access_control_allow_credentials
-                    || !h.access_control_allow_headers.is_empty()
-                    || !h.access_control_allow_methods.is_empty()
-                    || !h.access_control_allow_origin_list.is_empty()
-                    || !h.access_control_expose_headers.is_empty()
-                    || h.access_control_max_age > 0
-                    || h.add_vary_header;
-                if cors {
-                    missing.push(format!(
-                        "middleware `{name}`: CORS headers are not implemented yet"
-                    ));
-                }
             }
         }
         for (name, s) in &plan.services {
@@ -281,7 +267,9 @@ impl Runtime {
             .flatten()
             .filter_map(|srv| Target::new(&srv.url, &resolve).map(|t| (srv.url.clone(), t)))
             .collect();
+        let cors = cors_settings(&plan)?;
         Ok(Runtime {
+            cors,
             tls,
             tls_tables,
             trust,
@@ -436,6 +424,7 @@ impl Runtime {
         // (bridgectl retries once on another server by default).
         let mut retry = (2u32, Duration::ZERO);
         let mut sts: Option<String> = None;
+        let mut cors_after: Vec<(Arc<crate::cors::Cors>, String)> = Vec::new();
         for m in &router.middlewares {
             let Some(mw) = self.plan.middlewares.get(m) else {
                 continue;
@@ -560,6 +549,12 @@ impl Runtime {
                     path_and_query = join_pq(&rp.path, q);
                 }
                 MiddlewareKind::Headers(h) => {
+                    if let Some(c) = self.cors.get(m) {
+                        if crate::cors::is_preflight(req.method(), req.headers()) {
+                            return preflight_response(c, req.headers(), &response_headers);
+                        }
+                        cors_after.push((c.clone(), crate::cors::origin(req.headers()).to_owned()));
+                    }
                     for (k, v) in &h.custom_request_headers {
                         if v.is_empty() {
                             req.headers_mut().remove(k.as_str());
@@ -644,6 +639,9 @@ impl Runtime {
         if let Some(v) = sts.and_then(|v| HeaderValue::from_str(&v).ok()) {
             resp.headers_mut()
                 .insert(header::STRICT_TRANSPORT_SECURITY, v);
+        }
+        for (c, origin) in cors_after {
+            c.apply(&origin, resp.headers_mut());
         }
         resp
     }
@@ -837,6 +835,55 @@ impl Runtime {
             }
         }
     }
+}
+
+/// The CORS settings of every headers middleware that has some; a bad origin regex refuses the plan.
+fn cors_settings(plan: &Plan) -> Result<HashMap<String, Arc<crate::cors::Cors>>, ServeError> {
+    let mut out = HashMap::new();
+    for (name, m) in &plan.middlewares {
+        if let MiddlewareKind::Headers(h) = &m.kind {
+            match crate::cors::Cors::from_plan(h) {
+                Ok(Some(c)) => {
+                    out.insert(name.clone(), Arc::new(c));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    return Err(ServeError::Unsupported(vec![format!(
+                        "middleware `{name}`: accessControlAllowOriginListRegex does not compile: {e}"
+                    )]));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The proxy's own answer to a CORS preflight: 200, empty body, the CORS headers, plus the
+/// response headers of the middlewares before this one (they wrap it, as in Traefik).
+fn preflight_response(
+    c: &crate::cors::Cors,
+    request: &http::HeaderMap,
+    earlier: &[(String, String)],
+) -> Response<Body> {
+    let mut resp = Response::new(
+        Full::new(Bytes::new())
+            .map_err(|never: Infallible| match never {})
+            .boxed(),
+    );
+    for (k, v) in earlier {
+        if v.is_empty() {
+            resp.headers_mut().remove(k.as_str());
+        } else if let (Ok(name), Ok(val)) = (
+            http::HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            resp.headers_mut().insert(name, val);
+        }
+    }
+    resp.headers_mut().extend(c.preflight_headers(request));
+    resp.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from_static("0"));
+    resp
 }
 
 /// What a failed upstream request says about its server, and whether it was a timeout (504).
