@@ -20,6 +20,7 @@ pub mod plan;
 pub mod routing;
 pub mod server;
 pub mod tls;
+pub mod transport;
 pub mod upstream;
 
 #[cfg(test)]

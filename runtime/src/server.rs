@@ -67,6 +67,9 @@ pub enum ServeError {
     /// TLS could not be set up (certificates, options).
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    /// Connections to servers could not be set up (servers transports, server URLs).
+    #[error(transparent)]
+    Transport(#[from] crate::transport::TransportError),
     /// Binding a listener failed.
     #[error("entry point `{name}`: cannot listen on {addr}: {source}")]
     Bind {
@@ -85,7 +88,10 @@ pub struct Runtime {
     plan: Arc<Plan>,
     upstreams: Upstreams,
     tables: HashMap<String, RouteTable>,
-    client: Client<HttpConnector, ReqBody>,
+    /// Per load balancer server: its pooled client (http, https or h2c, with its transport).
+    clients: crate::transport::Clients<ReqBody>,
+    /// Per health-check probe URL: its client, with the load balancer's servers transport.
+    probe_clients: Arc<HashMap<String, crate::transport::Upstream<Full<Bytes>>>>,
     server_name: String,
     auth: HashMap<String, Arc<crate::auth::BasicAuth>>,
     started: String,
@@ -179,20 +185,6 @@ impl Runtime {
                 ));
             }
         }
-        for (name, s) in &plan.services {
-            if let ServiceKind::LoadBalancer(lb) = &s.kind {
-                for srv in &lb.servers {
-                    if !srv.url.starts_with("http://") {
-                        missing.push(format!("service `{name}`: server `{}` (only http:// upstreams are implemented yet)", srv.url));
-                    }
-                }
-                if lb.servers_transport.is_some() {
-                    missing.push(format!(
-                        "service `{name}`: serversTransport is not implemented yet"
-                    ));
-                }
-            }
-        }
         if !missing.is_empty() {
             return Err(ServeError::Unsupported(missing));
         }
@@ -206,12 +198,9 @@ impl Runtime {
         for name in tls.keys() {
             tls_tables.insert(name.clone(), RouteTable::build(&plan, name, true)?);
         }
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(Duration::from_secs(30)));
-        connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(connector);
+        let mut transports = crate::transport::Builder::default();
+        let clients = crate::transport::Clients::from_plan(&plan, &resolve, &mut transports)?;
+        let probe_clients = Arc::new(probe_clients(&plan, &resolve, &mut transports)?);
         let server_name = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_owned())
             .unwrap_or_else(|_| "bridge-runtime".into());
@@ -279,7 +268,8 @@ impl Runtime {
             plan,
             upstreams,
             tables,
-            client,
+            clients,
+            probe_clients,
             server_name,
             auth,
             started: rfc3339_now(),
@@ -289,6 +279,14 @@ impl Runtime {
     /// The upstream state (for health checking and the API).
     pub fn upstreams(&self) -> &Upstreams {
         &self.upstreams
+    }
+
+    /// A prober for this plan's health checks: each probe with its load balancer's scheme and
+    /// servers transport; `resolve` pins host names like `--resolve`.
+    pub fn prober(&self, resolve: HashMap<String, IpAddr>) -> HttpProber {
+        let mut p = HttpProber::new(resolve);
+        p.clients = self.probe_clients.clone();
+        p
     }
 
     /// The Traefik-compatible API and the dashboard, if `uri` is one of their paths.
@@ -745,7 +743,7 @@ impl Runtime {
             *upstream_req.uri_mut() = uri;
             *upstream_req.version_mut() = http::Version::HTTP_11;
             *upstream_req.headers_mut() = headers;
-            match self.client.request(upstream_req).await {
+            match self.send(&server, upstream_req, upgrade).await {
                 Err(e) if may_retry && attempt < max_attempts => {
                     let (kind, timed_out) = classify(&e);
                     self.upstreams.report_failure(&server, kind);
@@ -788,9 +786,22 @@ impl Runtime {
         }
     }
 
+    /// Sends a request to `server` with its client (scheme and servers transport).
+    async fn send(
+        &self,
+        server: &crate::upstream::ServerRef,
+        req: Request<ReqBody>,
+        upgrade: bool,
+    ) -> Result<Response<Incoming>, crate::transport::SendError> {
+        match self.clients.get(server.service(), server.url()) {
+            Some(c) => c.send(req, upgrade).await,
+            None => Err(crate::transport::SendError::NoClient),
+        }
+    }
+
     fn finish(
         &self,
-        result: Result<Response<Incoming>, hyper_util::client::legacy::Error>,
+        result: Result<Response<Incoming>, crate::transport::SendError>,
         server: &crate::upstream::ServerRef,
         service: &str,
         client_upgrade: Option<hyper::upgrade::OnUpgrade>,
@@ -826,7 +837,12 @@ impl Runtime {
             Err(e) => {
                 let (kind, timed_out) = classify(&e);
                 self.upstreams.report_failure(&server, kind);
-                eprintln!("bridge-runtime: {} → {}: {e}", service, server.url());
+                eprintln!(
+                    "bridge-runtime: {} → {}: {}",
+                    service,
+                    server.url(),
+                    error_text(&e)
+                );
                 if timed_out {
                     text(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n")
                 } else {
@@ -887,7 +903,15 @@ fn preflight_response(
 }
 
 /// What a failed upstream request says about its server, and whether it was a timeout (504).
-fn classify(e: &hyper_util::client::legacy::Error) -> (FailureKind, bool) {
+fn classify(e: &crate::transport::SendError) -> (FailureKind, bool) {
+    match e {
+        crate::transport::SendError::Client(e) => classify_client(e),
+        crate::transport::SendError::HeaderTimeout(_) => (FailureKind::Timeout, true),
+        crate::transport::SendError::NoClient => (FailureKind::ConnectRefused, false),
+    }
+}
+
+fn classify_client(e: &hyper_util::client::legacy::Error) -> (FailureKind, bool) {
     let timed_out = error_chain_has(e, std::io::ErrorKind::TimedOut)
         || format!("{e:?}").contains("ConnectTimeout");
     let kind = match (e.is_connect(), timed_out) {
@@ -966,11 +990,41 @@ fn redirect_response(
     resp
 }
 
-/// Probes servers over plain HTTP with the shared client.
+/// The client of every health-check probe URL, with its load balancer's servers transport.
+fn probe_clients(
+    plan: &Plan,
+    resolve: &HashMap<String, IpAddr>,
+    builder: &mut crate::transport::Builder,
+) -> Result<HashMap<String, crate::transport::Upstream<Full<Bytes>>>, ServeError> {
+    let mut out = HashMap::new();
+    for s in plan.services.values() {
+        let ServiceKind::LoadBalancer(lb) = &s.kind else {
+            continue;
+        };
+        let Some(check) = &lb.health_check else {
+            continue;
+        };
+        let (name, t) = crate::transport::transport_of(plan, lb)?;
+        for srv in &lb.servers {
+            let Ok(target) = ProbeTarget::new(check, &srv.url) else {
+                continue; // reported by the health checker
+            };
+            if let std::collections::hash_map::Entry::Vacant(e) = out.entry(target.url) {
+                let up = builder.upstream(e.key(), name, t, resolve)?;
+                e.insert(up);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Probes servers: with the plan's clients ([`Runtime::prober`]) over the probe's scheme (http,
+/// https, h2c) and servers transport; otherwise over plain HTTP with a shared client.
 #[derive(Debug, Clone)]
 pub struct HttpProber {
     client: Client<HttpConnector, Full<Bytes>>,
     resolve: HashMap<String, IpAddr>,
+    clients: Arc<HashMap<String, crate::transport::Upstream<Full<Bytes>>>>,
 }
 
 impl HttpProber {
@@ -981,12 +1035,16 @@ impl HttpProber {
         Self {
             client: Client::builder(TokioExecutor::new()).build(connector),
             resolve,
+            clients: Arc::default(),
         }
     }
 }
 
 impl Prober for HttpProber {
     async fn probe(&self, target: &ProbeTarget) -> ProbeResult {
+        if let Some(up) = self.clients.get(&target.url) {
+            return probe_with(up, target).await;
+        }
         let Ok(uri) = target.url.parse::<Uri>() else {
             return ProbeResult::failed("invalid probe URL");
         };
@@ -1026,6 +1084,55 @@ impl Prober for HttpProber {
             Ok(Ok(resp)) => ProbeResult::status(resp.status().as_u16()),
         }
     }
+}
+
+/// One probe with a plan client: the URL as the request URI (the client dials the server).
+async fn probe_with(
+    up: &crate::transport::Upstream<Full<Bytes>>,
+    target: &ProbeTarget,
+) -> ProbeResult {
+    let Ok(uri) = target.url.parse::<Uri>() else {
+        return ProbeResult::failed("invalid probe URL");
+    };
+    let authority = uri
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default();
+    let pq = uri.path_and_query().map_or("/", |p| p.as_str());
+    // The client decides the wire scheme; the URI only carries host and path.
+    let Ok(uri) = format!("http://{authority}{pq}").parse::<Uri>() else {
+        return ProbeResult::failed("invalid probe URL");
+    };
+    let mut builder = Request::builder()
+        .method(target.method.as_str())
+        .uri(uri)
+        .header(
+            header::HOST,
+            target.host_header.clone().unwrap_or(authority),
+        );
+    for (k, v) in &target.headers {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    let Ok(req) = builder.body(Full::new(Bytes::new())) else {
+        return ProbeResult::failed("invalid probe request");
+    };
+    match tokio::time::timeout(target.timeout, up.send(req, false)).await {
+        Err(_) => ProbeResult::failed("timed out"),
+        Ok(Err(e)) => ProbeResult::failed(error_text(&e)),
+        Ok(Ok(resp)) => ProbeResult::status(resp.status().as_u16()),
+    }
+}
+
+/// An error with its sources (`connect error: ...: invalid peer certificate`).
+fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
 }
 
 /// Resolves an entry point's listen address: `--bind` override, else the plan's (`:80` → all interfaces).

@@ -32,20 +32,24 @@ fn a_missing_plan_exits_2_naming_it() {
 }
 
 #[test]
-fn features_not_implemented_yet_are_refused_by_name() {
+fn an_https_server_with_an_unreadable_root_ca_is_refused_naming_the_file() {
     let mut plan = bridge_plan::Plan::example();
     for s in plan.services.values_mut() {
         if let bridge_plan::ServiceKind::LoadBalancer(lb) = &mut s.kind {
             lb.servers_transport = Some("custom".into());
+            lb.servers[0].url = "https://10.0.0.11:8443".into();
         }
     }
+    let custom = bridge_plan::ServersTransport {
+        root_cas: vec!["/nonexistent/ca.crt".into()],
+        ..Default::default()
+    };
+    plan.servers_transports.insert("custom".into(), custom);
     let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
         .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("serversTransport is not implemented yet"),
-        "{err}"
-    );
+    let text = err.to_string();
+    assert!(text.contains("servers transport `custom`"), "{text}");
+    assert!(text.contains("/nonexistent/ca.crt"), "{text}");
 }
 
 #[test]
