@@ -1613,3 +1613,131 @@ fn https_and_h2c_servers_with_servers_transports() {
         "{out}"
     );
 }
+
+/// An HTTP/1.1 backend that reads bodies (Content-Length), records `METHOD path host=H body` and
+/// answers `<name> <METHOD> <path> <body>` after `delay`.
+fn recording_backend(
+    name: &'static str,
+    delay: Duration,
+) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut parts = line.split_whitespace();
+                    let method = parts.next().unwrap_or("").to_owned();
+                    let path = parts.next().unwrap_or("").to_owned();
+                    let (mut len, mut host) = (0usize, String::new());
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let lower = h.to_ascii_lowercase();
+                        if let Some(v) = lower.strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                        if let Some(v) = lower.strip_prefix("host:") {
+                            host = v.trim().to_owned();
+                        }
+                        if h == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0u8; len];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let body = String::from_utf8_lossy(&body).into_owned();
+                    log.lock()
+                        .unwrap()
+                        .push(format!("{method} {path} host={host} {body}"));
+                    std::thread::sleep(delay);
+                    let answer = format!("{name} {method} {path} {body}");
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{answer}",
+                        answer.len()
+                    );
+                    if stream.write_all(resp.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[test]
+fn mirroring_copies_a_share_of_requests_without_delaying_the_main_response() {
+    let (main, main_seen) = recording_backend("main", Duration::ZERO);
+    let (copy, copy_seen) = recording_backend("copy", Duration::from_secs(2));
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dynamic = format!(
+        "http:\n  routers:\n    shadow:\n      rule: \"PathPrefix(`/`)\"\n      service: shadow\n  services:\n    shadow:\n      mirroring:\n        service: main\n        maxBodySize: 8\n        mirrors:\n          - name: copy\n            percent: 50\n          - name: gone\n            percent: 100\n    main:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n    copy:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n    gone:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n",
+        main.port(),
+        copy.port(),
+        closed.port()
+    );
+    let rt = build_and_serve(
+        dir.path(),
+        "entryPoints:\n  web:\n    address: \":80\"\napi:\n  insecure: true\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+        &dynamic,
+        &[],
+    );
+    let post = |path: &str, body: &str| {
+        let raw = request_raw(
+            rt.web,
+            "POST",
+            path,
+            &format!("Content-Length: {}\r\n\r\n{body}", body.len()),
+        );
+        raw.split("\r\n\r\n").nth(1).unwrap_or("").to_owned()
+    };
+    // 50 %: requests 1, 3, 5 are picked (Traefik's counters); the copy backend takes 2 s to
+    // answer and the other mirror refuses connections, yet every main answer comes at once.
+    let started = Instant::now();
+    assert_eq!(post("/p1", "small"), "main POST /p1 small");
+    assert_eq!(post("/p2", "small"), "main POST /p2 small");
+    assert_eq!(
+        post("/p3", "too large for it"),
+        "main POST /p3 too large for it"
+    );
+    assert_eq!(get(rt.web, "/p4").1, "main GET /p4 ");
+    assert_eq!(get(rt.web, "/p5").1, "main GET /p5 ");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "the mirrors delayed the main responses: {:?}",
+        started.elapsed()
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while copy_seen.lock().unwrap().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // /p3's body is over maxBodySize: not mirrored at all (it still reached the main service).
+    assert_eq!(
+        *copy_seen.lock().unwrap(),
+        [
+            "POST /p1 host=scadabridge.local small",
+            "GET /p5 host=scadabridge.local "
+        ]
+    );
+    assert_eq!(main_seen.lock().unwrap().len(), 5);
+}

@@ -16,6 +16,7 @@ pub mod cors;
 pub mod deadline;
 pub mod forward;
 pub mod health;
+pub mod mirror;
 pub mod plan;
 pub mod routing;
 pub mod server;

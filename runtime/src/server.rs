@@ -108,6 +108,8 @@ pub struct Runtime {
     tls_tables: HashMap<String, RouteTable>,
     /// Per headers middleware with CORS options.
     cors: HashMap<String, Arc<crate::cors::Cors>>,
+    /// Per mirroring service with mirrors: which requests are copied where.
+    mirrors: HashMap<String, Arc<crate::mirror::Mirroring>>,
 }
 
 /// A server URL resolved once at load.
@@ -176,15 +178,7 @@ impl Runtime {
                 ));
             }
         }
-        for (name, s) in &plan.services {
-            if let ServiceKind::Mirroring(m) = &s.kind
-                && !m.mirrors.is_empty()
-            {
-                missing.push(format!(
-                    "service `{name}`: mirroring to other services is not implemented yet"
-                ));
-            }
-        }
+        missing.extend(crate::mirror::nested(&plan));
         if !missing.is_empty() {
             return Err(ServeError::Unsupported(missing));
         }
@@ -258,6 +252,7 @@ impl Runtime {
             .collect();
         let cors = cors_settings(&plan)?;
         Ok(Runtime {
+            mirrors: crate::mirror::from_plan(&plan),
             cors,
             tls,
             tls_tables,
@@ -704,13 +699,14 @@ impl Runtime {
         let write_deadline = timeouts
             .filter(|t| t.write_ms > 0 && !upgrade)
             .map(|t| started + Duration::from_millis(t.write_ms));
-        let mut body = Some(if read_ms > 0 && !upgrade {
+        let body = Some(if read_ms > 0 && !upgrade {
             crate::deadline::Deadline::new(body, started + Duration::from_millis(read_ms), "read")
                 .boxed_unsync()
         } else {
             body.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
                 .boxed_unsync()
         });
+        let mut body = body.map(|b| self.mirror(service, &parts, host, path_and_query, upgrade, b));
         let mut server = server;
         let mut target = target;
         let mut attempt = 0;
@@ -786,6 +782,107 @@ impl Runtime {
         }
     }
 
+    /// For a request to a mirroring service: picks the mirrors this request is copied to and a
+    /// server in each, and sends the copies from a task once the body is complete (see
+    /// [`crate::mirror`]). Returns the body to forward to the main service.
+    fn mirror(
+        &self,
+        service: &str,
+        parts: &http::request::Parts,
+        host: Option<&str>,
+        path_and_query: &str,
+        upgrade: bool,
+        body: ReqBody,
+    ) -> ReqBody {
+        let Some(m) = self.mirrors.get(service) else {
+            return body;
+        };
+        if upgrade {
+            return body;
+        }
+        let mut copies = Vec::new();
+        for mirror in m.select() {
+            let Some(id) = self.upstreams.service_id(&mirror) else {
+                continue;
+            };
+            let Pick::Server(server) = self.upstreams.pick_id(id) else {
+                continue; // no healthy server: no copy
+            };
+            let (Some(client), Some(target)) = (
+                self.clients.get(server.service(), server.url()),
+                self.targets.get(server.url()),
+            ) else {
+                continue;
+            };
+            let pass_host = self.plan.services.get(server.service()).is_none_or(
+                |s| !matches!(&s.kind, ServiceKind::LoadBalancer(lb) if !lb.pass_host_header),
+            );
+            let host_value = match host {
+                Some(h) if pass_host => h.to_owned(),
+                _ => target.authority.clone(),
+            };
+            let uri = format!("http://{}{path_and_query}", target.connect);
+            copies.push((client.clone(), uri, host_value, server.url().to_owned()));
+        }
+        if copies.is_empty() {
+            return body;
+        }
+        let (method, mut headers) = (parts.method.clone(), parts.headers.clone());
+        headers.remove(header::CONTENT_LENGTH);
+        headers.remove(header::TRANSFER_ENCODING);
+        let (body, done) = if m.mirror_body {
+            let (tee, rx) = crate::mirror::Tee::new(body, m.max_body_size);
+            (tee.boxed_unsync(), Some(rx))
+        } else {
+            (body, None)
+        };
+        tokio::spawn(async move {
+            let copy = match done {
+                Some(rx) => match rx.await {
+                    Ok(b) => b,
+                    Err(_) => return, // too large, or cut off: no mirroring
+                },
+                None => Bytes::new(),
+            };
+            for (client, uri, host_value, url) in copies {
+                let Ok(uri) = uri.parse::<Uri>() else {
+                    continue;
+                };
+                let mut req = Request::new(
+                    Full::new(copy.clone())
+                        .map_err(|never: Infallible| match never {})
+                        .boxed_unsync(),
+                );
+                *req.method_mut() = method.clone();
+                *req.uri_mut() = uri;
+                *req.headers_mut() = headers.clone();
+                if let Ok(v) = HeaderValue::from_str(&host_value) {
+                    req.headers_mut().insert(header::HOST, v);
+                }
+                let sent = async {
+                    let resp = client.send(req, false).await?;
+                    // Read and drop the answer, so the connection can be reused.
+                    let mut b = resp.into_body();
+                    while let Some(frame) = b.frame().await {
+                        if frame.is_err() {
+                            break;
+                        }
+                    }
+                    Ok::<_, crate::transport::SendError>(())
+                };
+                match tokio::time::timeout(MIRROR_TIMEOUT, sent).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => eprintln!("bridge-runtime: mirror → {url}: {}", error_text(&e)),
+                    Err(_) => eprintln!(
+                        "bridge-runtime: mirror → {url}: no complete answer within {} s",
+                        MIRROR_TIMEOUT.as_secs()
+                    ),
+                }
+            }
+        });
+        body
+    }
+
     /// Sends a request to `server` with its client (scheme and servers transport).
     async fn send(
         &self,
@@ -852,6 +949,9 @@ impl Runtime {
         }
     }
 }
+
+/// A mirrored copy is abandoned when its answer has not been read completely within this long.
+const MIRROR_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The CORS settings of every headers middleware that has some; a bad origin regex refuses the plan.
 fn cors_settings(plan: &Plan) -> Result<HashMap<String, Arc<crate::cors::Cors>>, ServeError> {

@@ -233,7 +233,7 @@ impl hyper::rt::Write for Stream {
     }
 }
 
-/// The pooled client(s) of one server.
+/// The pooled client(s) of one server (cheap to clone: the pools are shared).
 #[derive(Debug)]
 pub struct Upstream<B> {
     scheme: Scheme,
@@ -243,6 +243,18 @@ pub struct Upstream<B> {
     /// HTTP/1.1-only client for `Upgrade` requests to `https` servers.
     upgrade: Option<Client<Connector, B>>,
     header_timeout: Option<Duration>,
+}
+
+impl<B> Clone for Upstream<B> {
+    fn clone(&self) -> Self {
+        Upstream {
+            scheme: self.scheme,
+            authority: self.authority.clone(),
+            main: self.main.clone(),
+            upgrade: self.upgrade.clone(),
+            header_timeout: self.header_timeout,
+        }
+    }
 }
 
 impl<B> Upstream<B>

@@ -70,3 +70,43 @@ fn a_tls_plan_with_an_unreadable_certificate_is_refused_naming_the_file() {
     assert!(text.contains("/nonexistent/bridge.crt"), "{text}");
     assert!(text.contains("cannot read the certificate"), "{text}");
 }
+
+#[test]
+fn mirroring_below_another_service_is_refused_by_name() {
+    use bridge_plan::{Mirror, Mirroring, Service, ServiceKind, Weighted, WeightedRef};
+    let mut plan = bridge_plan::Plan::example();
+    let source = plan.services["whoami"].source.clone();
+    let service = |kind| Service {
+        source: source.clone(),
+        kind,
+    };
+    plan.services.insert(
+        "shadow".into(),
+        service(ServiceKind::Mirroring(Mirroring {
+            service: "whoami".into(),
+            mirrors: vec![Mirror {
+                service: "whoami".into(),
+                percent: 10,
+            }],
+            mirror_body: true,
+            max_body_size: None,
+        })),
+    );
+    plan.services.insert(
+        "split".into(),
+        service(ServiceKind::Weighted(Weighted {
+            services: vec![WeightedRef {
+                service: "shadow".into(),
+                weight: 1,
+            }],
+            health_check: false,
+        })),
+    );
+    let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("service `shadow`: mirroring below another service (`split`)"),
+        "{text}"
+    );
+}
