@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod sim;
+
 use bridgectl::check::{CheckOptions, CheckReport, check};
 use bridgectl::diag::Severity;
 use bridgectl::render;

@@ -133,6 +133,7 @@ impl Resolver<'_> {
         let tls = self.tls();
         let (api, ping) = self.api_ping(&routers);
         let servers_transports = self.servers_transports(&services);
+        let (log, access_log, metrics) = self.observability();
         let inputs = self.inputs();
         plan::Plan {
             plan_version: plan::PLAN_VERSION,
@@ -147,7 +148,79 @@ impl Resolver<'_> {
             api,
             ping,
             servers_transports,
+            log,
+            access_log,
+            metrics,
         }
+    }
+
+    /// `log`, `accessLog` and `metrics.prometheus`, with Traefik's defaults (the log level
+    /// default is `info`, not Traefik's ERROR, so start-up, health changes and reloads show).
+    fn observability(&self) -> (plan::Log, Option<plan::AccessLog>, Option<plan::Metrics>) {
+        let st = &self.loaded.static_cfg;
+        let level = match st
+            .log
+            .as_ref()
+            .and_then(|l| l.level.as_deref())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("trace" | "debug") => "debug",
+            Some("warn") => "warn",
+            Some("error" | "fatal" | "panic") => "error",
+            _ => "info",
+        };
+        let log = plan::Log {
+            level: level.into(),
+            format: st
+                .log
+                .as_ref()
+                .and_then(|l| l.format.clone())
+                .unwrap_or_else(|| "common".into()),
+        };
+        let access_log = st.access_log.as_ref().map(|a| {
+            let filters = a.filters.as_ref();
+            plan::AccessLog {
+                file_path: a.file_path.clone().filter(|p| !p.is_empty()),
+                format: a.format.clone().unwrap_or_else(|| "common".into()),
+                status_codes: filters
+                    .and_then(|f| f.status_codes.as_ref())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| crate::semantic::parse_status_range(c))
+                    .map(|(from, to)| plan::StatusRange { from, to })
+                    .collect(),
+                retry_attempts: filters.and_then(|f| f.retry_attempts).unwrap_or(false),
+                min_duration_ms: ms(filters.and_then(|f| f.min_duration), 0),
+            }
+        });
+        let metrics = st
+            .metrics
+            .as_ref()
+            .and_then(|m| m.prometheus.as_ref())
+            .map(|p| plan::Metrics {
+                entrypoint: p.entry_point.clone().unwrap_or_else(|| "traefik".into()),
+                buckets_us: p
+                    .buckets
+                    .clone()
+                    .unwrap_or_else(|| vec![0.1, 0.3, 1.2, 5.0])
+                    .into_iter()
+                    .map(|s| {
+                        // Rounded to whole microseconds; the checker made sure they are positive.
+                        let us = (s * 1_000_000.0).round();
+                        if (1.0..1.8e19).contains(&us) {
+                            us as u64
+                        } else {
+                            1
+                        }
+                    })
+                    .collect(),
+                entrypoint_labels: p.add_entry_points_labels.unwrap_or(true),
+                router_labels: p.add_routers_labels.unwrap_or(false),
+                service_labels: p.add_services_labels.unwrap_or(true),
+                manual_routing: p.manual_routing.unwrap_or(false),
+            });
+        (log, access_log, metrics)
     }
 
     // ---- servers transports ---------------------------------------------------------------------
@@ -377,12 +450,19 @@ impl Resolver<'_> {
             || st
                 .ping
                 .as_ref()
+                .is_some_and(|p| p.entry_point.as_deref().unwrap_or("traefik") == "traefik")
+            || st
+                .metrics
+                .as_ref()
+                .and_then(|m| m.prometheus.as_ref())
                 .is_some_and(|p| p.entry_point.as_deref().unwrap_or("traefik") == "traefik");
         if needs_traefik && !out.contains_key("traefik") {
             let at = if api_insecure {
                 sc.key_span("/api/insecure")
-            } else {
+            } else if st.ping.is_some() {
                 sc.key_span("/ping")
+            } else {
+                sc.key_span("/metrics")
             };
             out.insert(
                 "traefik".into(),

@@ -16,6 +16,13 @@ use crate::model::dynamic::{Middleware, Router, Service};
 use crate::rule::{RuleSyntax, parse_rule};
 use crate::source::{SourceMap, Span};
 
+/// Parses an access-log status filter: `404` or an inclusive range `400-499`, within 100-599.
+pub fn parse_status_range(text: &str) -> Option<(u16, u16)> {
+    let (a, b) = text.split_once('-').unwrap_or((text, text));
+    let (a, b): (u16, u16) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    ((100..=599).contains(&a) && (100..=599).contains(&b) && a <= b).then_some((a, b))
+}
+
 /// Names Traefik provides itself under `@internal`.
 pub const INTERNAL_SERVICES: &[&str] = &["api", "dashboard", "ping", "prometheus", "noop", "rest"];
 /// Internal middlewares Traefik defines.
@@ -365,6 +372,7 @@ impl<'a> Ctx<'a> {
             let span = self.static_span("/log/level");
             self.err(Code::InvalidValue, format!("log.level `{level}` is not one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL, PANIC"), span, "/log/level".into());
         }
+        self.check_observability();
         for (what, ep, p) in [
             (
                 "ping",
@@ -395,6 +403,70 @@ impl<'a> Ctx<'a> {
     }
 
     // ---- routers --------------------------------------------------------------------------------
+
+    /// `log`, `accessLog` and `metrics.prometheus` values the runtime must understand.
+    fn check_observability(&mut self) {
+        let cfg = &self.loaded.static_cfg;
+        let mut found: Vec<(Code, String, &'static str)> = Vec::new();
+        if let Some(f) = cfg.log.as_ref().and_then(|l| l.format.as_deref())
+            && !matches!(f, "common" | "json")
+        {
+            found.push((
+                Code::InvalidValue,
+                format!("log.format `{f}` must be common or json"),
+                "/log/format",
+            ));
+        }
+        if let Some(al) = &cfg.access_log {
+            if let Some(f) = al.format.as_deref()
+                && !matches!(f, "common" | "json" | "genericCLF")
+            {
+                found.push((
+                    Code::InvalidValue,
+                    format!("accessLog.format `{f}` must be common, genericCLF or json"),
+                    "/accessLog/format",
+                ));
+            }
+            for code in al
+                .filters
+                .as_ref()
+                .and_then(|f| f.status_codes.as_ref())
+                .into_iter()
+                .flatten()
+            {
+                if parse_status_range(code).is_none() {
+                    found.push((
+                        Code::InvalidValue,
+                        format!("accessLog.filters.statusCodes: `{code}` is not a status code or a range such as 400-499"),
+                        "/accessLog/filters/statusCodes",
+                    ));
+                }
+            }
+        }
+        if let Some(p) = cfg.metrics.as_ref().and_then(|m| m.prometheus.as_ref()) {
+            if let Some(b) = &p.buckets
+                && (b.iter().any(|x| !x.is_finite() || *x <= 0.0)
+                    || b.windows(2).any(|w| w[0] >= w[1]))
+            {
+                found.push((
+                    Code::InvalidValue,
+                    "metrics.prometheus.buckets must be positive numbers of seconds in ascending order".into(),
+                    "/metrics/prometheus/buckets",
+                ));
+            }
+            if p.header_labels.as_ref().is_some_and(|h| !h.is_empty()) {
+                found.push((
+                    Code::Unsupported,
+                    "metrics.prometheus.headerLabels is valid Traefik, but not supported by bridgectl".into(),
+                    "/metrics/prometheus/headerLabels",
+                ));
+            }
+        }
+        for (code, msg, pointer) in found {
+            let span = self.static_span(pointer);
+            self.err(code, msg, span, pointer.into());
+        }
+    }
 
     fn default_syntax(&self) -> RuleSyntax {
         match self

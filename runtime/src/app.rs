@@ -1,6 +1,7 @@
 //! Running a plan as a server: health checks first, then one listener per entry point, SIGHUP
 //! reload (when the plan came from a file) and a graceful stop on SIGTERM / Ctrl-C. Shared by the
-//! `bridge-runtime` binary and `bridgectl run`.
+//! `bridge-runtime` binary and `bridgectl run`. Listeners passed by socket activation are used by
+//! entry point name; the service manager is told READY/RELOADING/STOPPING ([`crate::notify`]).
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -20,9 +21,11 @@ pub async fn serve(
     resolve: HashMap<String, IpAddr>,
     reload_from: Option<PathBuf>,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    crate::logging::init(&plan.log);
     crate::tls::install_provider();
     let plan = Arc::new(plan);
     let runtime = Arc::new(Runtime::new(plan.clone(), resolve.clone())?);
+    crate::notify::check_activated(plan.entrypoints.keys().map(String::as_str))?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut checker = start_checks(&runtime, &resolve);
     // No request reaches a server before it answered a probe; wait for the first round (bounded).
@@ -30,18 +33,20 @@ pub async fn serve(
     let current = Arc::new(arc_swap::ArcSwap::new(runtime));
     let mut tasks = tokio::task::JoinSet::new();
     for (name, ep) in &plan.entrypoints {
-        let addr = listen_addr(name, &ep.address, &binds)?;
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|source| crate::server::ServeError::Bind {
-                name: name.clone(),
-                addr,
-                source,
-            })?;
-        eprintln!(
-            "bridge-runtime: entry point {name} listening on {}",
-            listener.local_addr()?
-        );
+        let listener = if let Some(activated) = crate::notify::activated_listener(name) {
+            activated.set_nonblocking(true)?;
+            tokio::net::TcpListener::from_std(activated)?
+        } else {
+            let addr = listen_addr(name, &ep.address, &binds)?;
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| crate::server::ServeError::Bind {
+                    name: name.clone(),
+                    addr,
+                    source,
+                })?
+        };
+        tracing::info!("entry point {name} listening on {}", listener.local_addr()?);
         tasks.spawn(serve_entrypoint(
             current.clone(),
             Arc::from(name.as_str()),
@@ -51,27 +56,40 @@ pub async fn serve(
     }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    crate::notify::ready(&plan.hash);
     loop {
         tokio::select! {
             _ = term.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
             Some(()) = hup.recv() => {
                 let Some(path) = reload_from.as_deref() else {
-                    eprintln!("bridge-runtime: SIGHUP ignored: the plan was not loaded from a file");
+                    tracing::warn!("SIGHUP ignored: the plan was not loaded from a file");
                     continue;
                 };
+                crate::notify::reloading();
                 match reload(path, &current, &resolve).await {
                     Ok(next_checker) => {
                         let old = std::mem::replace(&mut checker, next_checker);
                         let _ = old.1.send(true);
                         old.0.join().await;
+                        crate::notify::reloaded(&current.load().plan().hash, None);
+                        if let Some(m) = current.load().metrics() {
+                            m.reload(true);
+                        }
                     }
-                    Err(e) => eprintln!("bridge-runtime: reload rejected, still serving the previous plan: {e}"),
+                    Err(e) => {
+                        tracing::error!("reload rejected, still serving the previous plan: {e}");
+                        crate::notify::reloaded(&current.load().plan().hash, Some(&e.to_string()));
+                        if let Some(m) = current.load().metrics() {
+                            m.reload(false);
+                        }
+                    }
                 }
             }
         }
     }
-    eprintln!("bridge-runtime: shutting down, draining in-flight requests");
+    tracing::info!("shutting down, draining in-flight requests");
+    crate::notify::stopping();
     let _ = stop_tx.send(true);
     while tasks.join_next().await.is_some() {}
     let _ = checker.1.send(true);
@@ -85,6 +103,33 @@ fn start_checks(
     resolve: &HashMap<String, IpAddr>,
 ) -> (HealthChecker, tokio::sync::watch::Sender<bool>) {
     let (tx, mut rx) = tokio::sync::watch::channel(false);
+    // Every server state change of this runtime's upstreams is logged and, with metrics,
+    // counted (the failover counters).
+    let metrics = runtime.metrics().cloned();
+    let mut events = runtime.upstreams().subscribe();
+    let mut stop = tx.subscribe();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                ev = events.recv() => match ev {
+                    Ok(c) => {
+                        tracing::info!(
+                            "service {}: server {} {} → {} ({})",
+                            c.service, c.url, c.from.as_str(), c.to.as_str(), c.reason
+                        );
+                        if let Some(m) = &metrics {
+                            m.state_change(&c.service, &c.url, c.to.as_str());
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!("{n} server state changes were not logged (too many at once)");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                },
+                _ = stop.changed() => break,
+            }
+        }
+    });
     let checker = HealthChecker::spawn(
         runtime.upstreams(),
         Arc::new(runtime.prober(resolve.clone())),
@@ -115,12 +160,16 @@ async fn reload(
         return Err("the new plan changes entry points or their addresses; restart bridge-runtime to apply it".into());
     }
     let hash = plan.hash.clone();
-    let next = Arc::new(Runtime::new(Arc::new(plan), resolve.clone())?);
+    let next = Arc::new(Runtime::new_after(
+        Arc::new(plan),
+        resolve.clone(),
+        Some(&old),
+    )?);
     let carried = next.carry_health_from(&old);
     let checks = start_checks(&next, resolve);
     // Servers new to this plan are probed before they get traffic.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), checks.0.wait_ready()).await;
     current.store(next);
-    eprintln!("bridge-runtime: reloaded plan {hash} ({carried} server states kept)");
+    tracing::info!("reloaded plan {hash} ({carried} server states kept)");
     Ok(checks)
 }

@@ -1,28 +1,76 @@
-//! `bridge-runtime PLAN`: serve a sealed bridgectl plan.
+//! `bridge-runtime PLAN`: serve a sealed bridgectl plan; `bridge-runtime healthcheck`: probe one.
 #![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
 /// Serve a routing plan written by `bridgectl build`.
 ///
 /// The plan's hash and version are verified before anything is served. Servers with a health check
-/// are probed before they get traffic.
+/// are probed before they get traffic. Under systemd, READY=1 is sent once every listener is bound
+/// and the first probe round is done; sockets passed by socket activation are used for the entry
+/// points they are named after (`FileDescriptorName=`).
 #[derive(Debug, Parser)]
-#[command(name = "bridge-runtime", version)]
+#[command(
+    name = "bridge-runtime",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    subcommand_value_name = "COMMAND",
+    subcommand_help_heading = "Commands (instead of serving)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: Args,
+}
+
+#[derive(Debug, clap::Args)]
 struct Args {
     /// The plan file.
-    plan: PathBuf,
+    #[arg(required = true)]
+    plan: Option<PathBuf>,
     /// Listen address of an entry point, like a container port mapping (repeatable): web=127.0.0.1:9000.
     #[arg(long = "bind", value_name = "ENTRYPOINT=ADDR", value_parser = parse_bind)]
     binds: Vec<(String, SocketAddr)>,
     /// Pin a backend host name to an IP address, like curl's --resolve (repeatable): node-a=10.0.0.5.
     #[arg(long = "resolve", value_name = "HOST=IP", value_parser = parse_resolve)]
     resolves: Vec<(String, IpAddr)>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Verify a plan file (format version, hash, internal references) without serving it.
+    ///
+    /// Exits 0 and prints the plan's hash when this bridge-runtime would load it, 2 otherwise.
+    Verify {
+        /// The plan file.
+        plan: PathBuf,
+    },
+    /// Probe a running bridge-runtime (for container HEALTHCHECKs: a scratch image has no curl).
+    ///
+    /// Sends one HTTP GET; exits 0 on a 2xx answer within the timeout, 1 otherwise.
+    Healthcheck {
+        /// What to request: by default the `ping` endpoint of the API entry point (`traefik`, :8080).
+        #[arg(long, default_value = "http://127.0.0.1:8080/ping")]
+        url: String,
+        /// Give up after this many seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 3.0, value_parser = parse_timeout)]
+        timeout: f64,
+    },
+}
+
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Ok(t),
+        _ => Err("expected a number of seconds between 0 and 3600".to_owned()),
+    }
 }
 
 fn parse_bind(s: &str) -> Result<(String, SocketAddr), String> {
@@ -42,7 +90,44 @@ fn parse_resolve(s: &str) -> Result<(String, IpAddr), String> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let cli = Cli::parse();
+    if let Some(Command::Verify { plan }) = &cli.command {
+        return match bridge_runtime::plan::load_plan_file(plan) {
+            Ok(p) => {
+                println!("{} {}", p.hash, plan.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("bridge-runtime: {}: {e}", plan.display());
+                ExitCode::from(2)
+            }
+        };
+    }
+    if let Some(Command::Healthcheck { url, timeout }) = cli.command {
+        return match bridge_runtime::healthcheck::probe(&url, Duration::from_secs_f64(timeout)) {
+            Ok(status) => {
+                println!("bridge-runtime healthcheck: {url} answered {status}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("bridge-runtime healthcheck: unhealthy: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let Some(plan) = cli.serve.plan.clone() else {
+        eprintln!("bridge-runtime: error: a plan file is required");
+        return ExitCode::from(2);
+    };
+    // Before any thread exists: taking the passed sockets edits this process's environment.
+    match bridge_runtime::notify::take_activated_listeners() {
+        Ok(0) => {}
+        Ok(n) => eprintln!("bridge-runtime: socket activation: {n} listening socket(s) passed"),
+        Err(e) => {
+            eprintln!("bridge-runtime: error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -53,7 +138,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rt.block_on(run(args)) {
+    match rt.block_on(run(plan, cli.serve)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bridge-runtime: error: {e}");
@@ -62,19 +147,17 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let plan = bridge_runtime::plan::load_plan_file(&args.plan)?;
-    eprintln!(
-        "bridge-runtime: plan {} (profile {}) verified",
-        plan.hash, plan.profile
-    );
+async fn run(path: PathBuf, args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let plan = bridge_runtime::plan::load_plan_file(&path)?;
+    bridge_runtime::logging::init(&plan.log);
+    tracing::info!("plan {} (profile {}) verified", plan.hash, plan.profile);
     let binds: HashMap<String, SocketAddr> = args.binds.into_iter().collect();
     for (ep, addr) in &binds {
-        eprintln!("bridge-runtime: --bind {ep}={addr}");
+        tracing::info!("--bind {ep}={addr}");
     }
     let resolve: HashMap<String, IpAddr> = args.resolves.into_iter().collect();
     for (host, ip) in &resolve {
-        eprintln!("bridge-runtime: --resolve {host}={ip}");
+        tracing::info!("--resolve {host}={ip}");
     }
-    bridge_runtime::app::serve(plan, binds, resolve, Some(args.plan)).await
+    bridge_runtime::app::serve(plan, binds, resolve, Some(path)).await
 }

@@ -64,6 +64,9 @@ pub enum ServeError {
     /// A basicAuth middleware's users could not be loaded.
     #[error("middleware `{0}`: {1}")]
     Auth(String, crate::auth::AuthError),
+    /// The access log file cannot be opened.
+    #[error("{0}")]
+    AccessLog(std::io::Error),
     /// TLS could not be set up (certificates, options).
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
@@ -110,6 +113,8 @@ pub struct Runtime {
     cors: HashMap<String, Arc<crate::cors::Cors>>,
     /// Per mirroring service with mirrors: which requests are copied where.
     mirrors: HashMap<String, Arc<crate::mirror::Mirroring>>,
+    /// Metrics and access log (kept across reloads that do not change their settings).
+    observer: Option<Arc<crate::observe::Observer>>,
 }
 
 /// A server URL resolved once at load.
@@ -157,6 +162,16 @@ fn text(status: StatusCode, body: &'static str) -> Response<Body> {
 impl Runtime {
     /// Checks that every feature of the plan is implemented, then builds routing and upstreams.
     pub fn new(plan: Arc<Plan>, resolve: HashMap<String, IpAddr>) -> Result<Runtime, ServeError> {
+        Runtime::new_after(plan, resolve, None)
+    }
+
+    /// [`Runtime::new`] for a reload: metrics and the access log of `old` carry over when the new
+    /// plan configures them the same way, so counters do not reset.
+    pub fn new_after(
+        plan: Arc<Plan>,
+        resolve: HashMap<String, IpAddr>,
+        old: Option<&Runtime>,
+    ) -> Result<Runtime, ServeError> {
         let mut missing = Vec::new();
         for (name, m) in &plan.middlewares {
             let ok = matches!(
@@ -251,9 +266,22 @@ impl Runtime {
             .filter_map(|srv| Target::new(&srv.url, &resolve).map(|t| (srv.url.clone(), t)))
             .collect();
         let cors = cors_settings(&plan)?;
+        let observer = match old {
+            Some(o) if o.plan.metrics == plan.metrics && o.plan.access_log == plan.access_log => {
+                o.observer.clone()
+            }
+            _ => crate::observe::Observer::new(
+                plan.metrics
+                    .as_ref()
+                    .map(|m| Arc::new(crate::metrics::Metrics::new(m))),
+                plan.access_log.as_ref(),
+            )
+            .map_err(ServeError::AccessLog)?,
+        };
         Ok(Runtime {
             mirrors: crate::mirror::from_plan(&plan),
             cors,
+            observer,
             tls,
             tls_tables,
             trust,
@@ -341,8 +369,62 @@ impl Runtime {
         carried
     }
 
-    /// Answers one request that arrived on entry point `ep` from `peer`, over TLS when `tls`.
+    /// Metrics, when the plan enables them.
+    pub fn metrics(&self) -> Option<&Arc<crate::metrics::Metrics>> {
+        self.observer.as_ref().and_then(|o| o.metrics.as_ref())
+    }
+
+    /// Answers one request that arrived on entry point `ep` from `peer`, over TLS when `tls`;
+    /// with metrics or an access log, the request is recorded when its response has been sent.
     pub async fn handle(
+        self: Arc<Self>,
+        ep: Arc<str>,
+        peer: SocketAddr,
+        tls: bool,
+        req: Request<Incoming>,
+    ) -> Response<Body> {
+        let Some(observer) = self.observer.clone() else {
+            return self.respond(ep, peer, tls, req).await;
+        };
+        let header = |h: header::HeaderName| {
+            req.headers()
+                .get(h)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let facts = crate::observe::RequestFacts {
+            entrypoint: crate::metrics::Name::from(&*ep),
+            peer,
+            method: req.method().as_str().to_owned(),
+            path: req
+                .uri()
+                .path_and_query()
+                .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
+            protocol: match req.version() {
+                http::Version::HTTP_2 => "HTTP/2.0",
+                http::Version::HTTP_10 => "HTTP/1.0",
+                _ => "HTTP/1.1",
+            },
+            scheme: if tls { "https" } else { "http" },
+            host: req
+                .uri()
+                .authority()
+                .map(|a| a.as_str().to_owned())
+                .or_else(|| header(header::HOST)),
+            referer: header(header::REFERER),
+            user_agent: header(header::USER_AGENT),
+            websocket: forward::is_upgrade(req.headers()),
+            start: tokio::time::Instant::now(),
+            start_wall: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default(),
+        };
+        let (resp, served) = crate::observe::scoped(self.respond(ep, peer, tls, req)).await;
+        let status = resp.status().as_u16();
+        resp.map(|b| crate::observe::Observed::new(b, observer, facts, served, status).boxed())
+    }
+
+    async fn respond(
         self: Arc<Self>,
         ep: Arc<str>,
         peer: SocketAddr,
@@ -365,6 +447,15 @@ impl Runtime {
             });
         if let Some(redirect) = &entry.redirect {
             return redirect_response(redirect, host_owned.as_deref(), req.method(), req.uri());
+        }
+        // Traefik's `prometheus@internal` router on the metrics entry point (TLS-only when the
+        // entry point serves TLS, like the routers there).
+        if req.uri().path() == "/metrics"
+            && self.plan.metrics.as_ref().is_some_and(|m| {
+                !m.manual_routing && m.entrypoint == *ep && (tls || !self.tls.contains_key(&*ep))
+            })
+        {
+            return self.metrics_response(req.headers().get(header::ACCEPT));
         }
         if self
             .plan
@@ -404,8 +495,15 @@ impl Runtime {
         let Some(router) = self.plan.routers.get(router_key) else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
         };
+        crate::observe::note(|s| {
+            s.router = Some(router_key.to_owned());
+            s.service = Some(router.service.clone());
+        });
         if router.service == "ping@internal" {
             return text(StatusCode::OK, "OK");
+        }
+        if router.service == "prometheus@internal" {
+            return self.metrics_response(req.headers().get(header::ACCEPT));
         }
         // Request middlewares, in chain order.
         let mut path_and_query = req
@@ -425,6 +523,7 @@ impl Runtime {
             if let Some(a) = self.auth.get(m) {
                 match a.verify(req.headers().get(header::AUTHORIZATION)).await {
                     crate::auth::Verdict::Allowed { user } => {
+                        crate::observe::note(|s| s.user = Some(user.clone()));
                         if let Some(field) = a.header_field()
                             && let (Ok(name), Ok(value)) = (
                                 http::HeaderName::from_bytes(field.as_bytes()),
@@ -741,10 +840,11 @@ impl Runtime {
             *upstream_req.headers_mut() = headers;
             match self.send(&server, upstream_req, upgrade).await {
                 Err(e) if may_retry && attempt < max_attempts => {
+                    crate::observe::note(|s| s.retries += 1);
                     let (kind, timed_out) = classify(&e);
                     self.upstreams.report_failure(&server, kind);
-                    eprintln!(
-                        "bridge-runtime: {service} → {}: {e}; retrying on another server",
+                    tracing::warn!(
+                        "{service} → {}: {e}; retrying on another server",
                         server.url()
                     );
                     if !backoff.is_zero() {
@@ -776,6 +876,7 @@ impl Runtime {
                     }
                 }
                 result => {
+                    crate::observe::note(|s| s.server = Some(server.url().to_owned()));
                     return self.finish(result, &server, service, client_upgrade, write_deadline);
                 }
             }
@@ -872,9 +973,9 @@ impl Runtime {
                 };
                 match tokio::time::timeout(MIRROR_TIMEOUT, sent).await {
                     Ok(Ok(())) => {}
-                    Ok(Err(e)) => eprintln!("bridge-runtime: mirror → {url}: {}", error_text(&e)),
-                    Err(_) => eprintln!(
-                        "bridge-runtime: mirror → {url}: no complete answer within {} s",
+                    Ok(Err(e)) => tracing::warn!("mirror → {url}: {}", error_text(&e)),
+                    Err(_) => tracing::warn!(
+                        "mirror → {url}: no complete answer within {} s",
                         MIRROR_TIMEOUT.as_secs()
                     ),
                 }
@@ -894,6 +995,37 @@ impl Runtime {
             Some(c) => c.send(req, upgrade).await,
             None => Err(crate::transport::SendError::NoClient),
         }
+    }
+
+    /// `/metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the classic
+    /// text format.
+    fn metrics_response(&self, accept: Option<&HeaderValue>) -> Response<Body> {
+        let Some(m) = self.metrics() else {
+            return text(StatusCode::NOT_FOUND, "404 page not found\n");
+        };
+        let openmetrics = m.render(&self.plan, &self.upstreams);
+        let wants_openmetrics = accept
+            .and_then(|a| a.to_str().ok())
+            .is_some_and(|a| a.contains("application/openmetrics-text"));
+        let (body, content_type) = if wants_openmetrics {
+            (
+                openmetrics,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )
+        } else {
+            (
+                crate::metrics::to_prometheus_text(&openmetrics),
+                "text/plain; version=0.0.4; charset=utf-8",
+            )
+        };
+        let mut resp = Response::new(
+            Full::new(Bytes::from(body))
+                .map_err(|never: Infallible| match never {})
+                .boxed(),
+        );
+        resp.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        resp
     }
 
     fn finish(
@@ -934,12 +1066,7 @@ impl Runtime {
             Err(e) => {
                 let (kind, timed_out) = classify(&e);
                 self.upstreams.report_failure(&server, kind);
-                eprintln!(
-                    "bridge-runtime: {} → {}: {}",
-                    service,
-                    server.url(),
-                    error_text(&e)
-                );
+                tracing::warn!("{} → {}: {}", service, server.url(), error_text(&e));
                 if timed_out {
                     text(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n")
                 } else {
@@ -1264,6 +1391,26 @@ struct Conn {
     handshake_timeout: Duration,
 }
 
+/// Counts a connection in `traefik_open_connections` while it lives.
+struct OpenConnection {
+    metrics: Arc<crate::metrics::Metrics>,
+    ep: crate::metrics::Name,
+}
+
+impl OpenConnection {
+    fn new(metrics: Arc<crate::metrics::Metrics>, ep: &str) -> OpenConnection {
+        let ep = crate::metrics::Name::from(ep);
+        metrics.connection(&ep, 1);
+        OpenConnection { metrics, ep }
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.metrics.connection(&self.ep, -1);
+    }
+}
+
 /// First byte of a TLS handshake record.
 const TLS_HANDSHAKE: u8 = 0x16;
 
@@ -1271,6 +1418,11 @@ impl Conn {
     /// On an entry point with TLS, the first byte tells a TLS handshake from plain HTTP (as in
     /// Traefik); the handshake must finish within the header-read bound.
     async fn run(self, stream: tokio::net::TcpStream, tls: Option<Arc<rustls::ServerConfig>>) {
+        let _open = self
+            .current
+            .load()
+            .metrics()
+            .map(|m| OpenConnection::new(m.clone(), &self.ep));
         let Some(cfg) = tls else {
             return self.serve(stream, false).await;
         };

@@ -566,6 +566,7 @@ impl Upstreams {
         if hold.is_zero() {
             return first;
         }
+        crate::observe::note(|s| s.held = true);
         let deadline = Instant::now() + hold;
         // Subscribed before looking again, so a change between the two cannot be missed.
         let mut events = self.subscribe();

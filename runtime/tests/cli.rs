@@ -110,3 +110,46 @@ fn mirroring_below_another_service_is_refused_by_name() {
         "{text}"
     );
 }
+
+#[test]
+fn log_format_json_writes_one_json_object_per_line() {
+    use std::io::BufRead;
+    let mut plan = bridge_plan::Plan::example();
+    plan.log.format = "json".into();
+    for s in plan.services.values_mut() {
+        if let bridge_plan::ServiceKind::LoadBalancer(lb) = &mut s.kind {
+            for srv in &mut lb.servers {
+                srv.url = "http://127.0.0.1:1".into();
+            }
+        }
+    }
+    plan.seal().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plan.json");
+    std::fs::write(&path, plan.to_file_string().unwrap()).unwrap();
+    let mut child = bin()
+        .arg(&path)
+        .args(["--bind", "web=127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut listening = None;
+    for line in std::io::BufReader::new(stderr).lines().take(50) {
+        let line = line.unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+        assert!(v["level"].is_string() && v["timestamp"].is_string(), "{v}");
+        if v["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("entry point web listening on 127.0.0.1:"))
+        {
+            listening = Some(v);
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let v = listening.expect("the listening line was logged");
+    assert_eq!(v["level"], "INFO");
+}

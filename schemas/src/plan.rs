@@ -53,6 +53,12 @@ pub struct Plan {
     pub api: Option<Api>,
     /// The ping endpoint, when enabled.
     pub ping: Option<Ping>,
+    /// Application logs of the runtime.
+    pub log: Log,
+    /// The access log, when enabled.
+    pub access_log: Option<AccessLog>,
+    /// Prometheus metrics, when enabled.
+    pub metrics: Option<Metrics>,
     /// How to connect to servers, by name: the dynamic `http.serversTransports` that some load
     /// balancer uses (`@file` stripped) and always [`DEFAULT_SERVERS_TRANSPORT`], the static
     /// `serversTransport` with Traefik's defaults filled in.
@@ -693,6 +699,69 @@ pub struct Ping {
     pub entrypoint: String,
 }
 
+/// Application logging (Traefik's `log`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Log {
+    /// Lowest level written: `"debug"`, `"info"`, `"warn"` or `"error"` (Traefik's TRACE is
+    /// `debug`, FATAL and PANIC are `error`).
+    pub level: String,
+    /// `"common"` (one human-readable line per event) or `"json"` (one JSON object per line).
+    pub format: String,
+}
+
+/// The access log (Traefik's `accessLog`): one record per request, written when its response
+/// has been sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AccessLog {
+    /// File the records are appended to; `null`: standard output.
+    pub file_path: Option<String>,
+    /// `"common"` (Traefik's CLF line), `"genericCLF"` (CLF without Traefik's extra fields) or
+    /// `"json"`.
+    pub format: String,
+    /// Keep only records whose status is in one of these inclusive ranges (empty: no status
+    /// filter).
+    pub status_codes: Vec<StatusRange>,
+    /// Keep records of requests that were retried.
+    pub retry_attempts: bool,
+    /// Keep records of requests that took longer than this (`0`: no duration filter).
+    pub min_duration_ms: u64,
+}
+
+/// An inclusive range of HTTP status codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StatusRange {
+    /// Lowest status in the range.
+    pub from: u16,
+    /// Highest status in the range.
+    pub to: u16,
+}
+
+/// Prometheus metrics (Traefik's `metrics.prometheus`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Metrics {
+    /// Entry point (key into [`Plan::entrypoints`]) serving `GET /metrics`, unless
+    /// `manual_routing`.
+    pub entrypoint: String,
+    /// Upper bounds of the request-duration histogram buckets, in microseconds, ascending.
+    pub buckets_us: Vec<u64>,
+    /// Per-entry-point request metrics.
+    pub entrypoint_labels: bool,
+    /// Per-router request metrics.
+    pub router_labels: bool,
+    /// Per-service request metrics.
+    pub service_labels: bool,
+    /// Serve metrics only through routers to `prometheus@internal`.
+    pub manual_routing: bool,
+}
+
 /// Suffix of the internal services a router may name instead of a key of [`Plan::services`].
 pub const INTERNAL_SERVICE_SUFFIX: &str = "@internal";
 
@@ -841,6 +910,14 @@ impl Plan {
                 "/ping/entrypoint".into(),
                 "entry point",
                 &ping.entrypoint,
+            )?;
+        }
+        if let Some(m) = &self.metrics {
+            need(
+                self.entrypoints.contains_key(&m.entrypoint),
+                "/metrics/entrypoint".into(),
+                "entry point",
+                &m.entrypoint,
             )?;
         }
 
@@ -1057,6 +1134,12 @@ impl Plan {
                 DEFAULT_SERVERS_TRANSPORT.to_owned(),
                 ServersTransport::default(),
             )]),
+            log: Log {
+                level: "info".into(),
+                format: "common".into(),
+            },
+            access_log: None,
+            metrics: None,
         };
         plan.index_entrypoint_routers();
         // Cannot fail: the plan holds integers only, every map has string keys, and it is shallow.

@@ -1,0 +1,153 @@
+//! `bridge-runtime healthcheck`: a liveness probe for images without curl (a FROM-scratch image has
+//! nothing but this binary and the plan). One plain HTTP/1.1 GET; healthy means a 2xx answer within
+//! the timeout. Blocking std I/O only, so it starts no async runtime.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// Why a health probe did not get a healthy answer.
+#[derive(Debug, thiserror::Error)]
+pub enum HealthcheckError {
+    /// The URL cannot be probed.
+    #[error("`{0}`: {1}")]
+    Url(String, String),
+    /// The host name did not resolve.
+    #[error("cannot resolve {host}: {source}")]
+    Resolve {
+        /// Host part of the URL.
+        host: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No address accepted a connection.
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        /// The last address tried.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Sending the request or reading the answer failed (or timed out).
+    #[error("no answer from {addr}: {source}")]
+    Io {
+        /// The address connected to.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The answer is not HTTP.
+    #[error("not an HTTP answer from {0}: {1:?}")]
+    Protocol(SocketAddr, String),
+    /// An answer that is not 2xx.
+    #[error("{url} answered {status}")]
+    Unhealthy {
+        /// The probed URL.
+        url: String,
+        /// Its HTTP status.
+        status: u16,
+    },
+}
+
+/// Requests `url` (http only) and returns its status when it is 2xx.
+pub fn probe(url: &str, timeout: Duration) -> Result<u16, HealthcheckError> {
+    let bad = |why: &str| HealthcheckError::Url(url.to_owned(), why.to_owned());
+    let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+    if parsed.scheme() != "http" {
+        return Err(bad("only http:// URLs can be probed"));
+    }
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    let (host_header, addrs): (String, Vec<SocketAddr>) = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => (ip.to_string(), vec![SocketAddr::new(IpAddr::V4(ip), port)]),
+        Some(url::Host::Ipv6(ip)) => (
+            format!("[{ip}]"),
+            vec![SocketAddr::new(IpAddr::V6(ip), port)],
+        ),
+        Some(url::Host::Domain(d)) => (
+            d.to_owned(),
+            (d, port)
+                .to_socket_addrs()
+                .map_err(|source| HealthcheckError::Resolve {
+                    host: d.to_owned(),
+                    source,
+                })?
+                .collect(),
+        ),
+        None => return Err(bad("no host")),
+    };
+    let deadline = Instant::now() + timeout;
+    let left = || {
+        deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    };
+    let mut last = None;
+    let mut stream = None;
+    for addr in addrs {
+        match TcpStream::connect_timeout(&addr, left()) {
+            Ok(s) => {
+                stream = Some((s, addr));
+                break;
+            }
+            Err(e) => last = Some((addr, e)),
+        }
+    }
+    let (mut stream, addr) = match (stream, last) {
+        (Some(s), _) => s,
+        (None, Some((addr, source))) => return Err(HealthcheckError::Connect { addr, source }),
+        (None, None) => return Err(bad("the host has no address")),
+    };
+    let io = |source| HealthcheckError::Io { addr, source };
+    stream.set_write_timeout(Some(left())).map_err(io)?;
+    stream.set_read_timeout(Some(left())).map_err(io)?;
+    let mut target = parsed.path().to_owned();
+    if let Some(q) = parsed.query() {
+        target.push('?');
+        target.push_str(q);
+    }
+    let host_header = match parsed.port() {
+        Some(p) => format!("{host_header}:{p}"),
+        None => host_header,
+    };
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {host_header}\r\nUser-Agent: bridge-runtime-healthcheck\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(io)?;
+    let mut line = String::new();
+    // Only the status line matters; bound what is read.
+    BufReader::new(std::io::Read::take(stream, 8 * 1024))
+        .read_line(&mut line)
+        .map_err(io)?;
+    let mut words = line.split_whitespace();
+    let status = match (words.next(), words.next().map(str::parse::<u16>)) {
+        (Some(v), Some(Ok(code))) if v.starts_with("HTTP/") => code,
+        _ => return Err(HealthcheckError::Protocol(addr, line.trim_end().to_owned())),
+    };
+    if (200..300).contains(&status) {
+        Ok(status)
+    } else {
+        Err(HealthcheckError::Unhealthy {
+            url: url.to_owned(),
+            status,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_http_urls_are_refused_before_connecting() {
+        for url in ["https://127.0.0.1/ping", "ftp://x/", "not a url"] {
+            assert!(
+                matches!(
+                    probe(url, Duration::from_secs(1)),
+                    Err(HealthcheckError::Url(..))
+                ),
+                "{url}"
+            );
+        }
+    }
+}

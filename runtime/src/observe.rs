@@ -1,0 +1,555 @@
+//! Per-request observation: metrics and the access log, recorded once per request when its
+//! response body has been sent (or dropped), with the router, service and server that served it.
+//!
+//! Request handling notes what it learns (router, service, server URL, retries, basicAuth user)
+//! in a task-local [`Served`], so the proxy code needs one line per fact and no extra arguments;
+//! [`Observed`] wraps the response body, counts its bytes and reports when it ends. When neither
+//! metrics nor an access log are configured nothing is wrapped and nothing is recorded.
+//!
+//! The access log is written by one thread fed through a bounded queue: a request never waits for
+//! the disk; if the queue is full (the disk is slower than the traffic) records are dropped and
+//! counted, never blocking the proxy. Formats: Traefik's `common` (CLF plus request count, router,
+//! server URL and duration), `genericCLF` and `json` (Traefik's field names). Times are UTC.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+use tokio::time::Instant;
+
+use crate::deadline::BoxError;
+use crate::metrics::{Metrics, Name, RequestSample, file_name};
+
+/// What request handling learnt about where a request went.
+#[derive(Debug, Default, Clone)]
+pub struct Served {
+    /// Router key.
+    pub router: Option<String>,
+    /// Service key.
+    pub service: Option<String>,
+    /// URL of the server that answered.
+    pub server: Option<String>,
+    /// Attempts beyond the first.
+    pub retries: u32,
+    /// The basicAuth user.
+    pub user: Option<String>,
+    /// The request waited for a server (bridge hold).
+    pub held: bool,
+}
+
+tokio::task_local! {
+    static SERVED: RefCell<Served>;
+}
+
+/// Notes a fact about the current request (a no-op when it is not observed).
+pub fn note(f: impl FnOnce(&mut Served)) {
+    let _ = SERVED.try_with(|s| f(&mut s.borrow_mut()));
+}
+
+/// Runs `fut` with a fresh [`Served`] and returns it with the output.
+pub async fn scoped<F: Future>(fut: F) -> (F::Output, Served) {
+    SERVED
+        .scope(RefCell::new(Served::default()), async move {
+            let out = fut.await;
+            let served = SERVED.with(|s| s.take());
+            (out, served)
+        })
+        .await
+}
+
+/// What the access log and metrics need of a request, taken before it is handled.
+#[derive(Debug)]
+pub struct RequestFacts {
+    /// Entry point.
+    pub entrypoint: Name,
+    /// Client address.
+    pub peer: SocketAddr,
+    /// Method.
+    pub method: String,
+    /// Path and query as received.
+    pub path: String,
+    /// `HTTP/1.1`, `HTTP/2.0`.
+    pub protocol: &'static str,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    /// Host (header or absolute URL), if any.
+    pub host: Option<String>,
+    /// `Referer`.
+    pub referer: Option<String>,
+    /// `User-Agent`.
+    pub user_agent: Option<String>,
+    /// A WebSocket (Upgrade) request.
+    pub websocket: bool,
+    /// When the request arrived.
+    pub start: Instant,
+    /// Wall-clock arrival, seconds and nanoseconds since the epoch.
+    pub start_wall: std::time::Duration,
+}
+
+/// Metrics and access log of a runtime (shared across reloads).
+#[derive(Debug)]
+pub struct Observer {
+    /// Metrics, when configured.
+    pub metrics: Option<Arc<Metrics>>,
+    access: Option<AccessLog>,
+    count: AtomicU64,
+}
+
+impl Observer {
+    /// An observer for the plan's `metrics` and `access_log` (`None` when neither is set).
+    pub fn new(
+        metrics: Option<Arc<Metrics>>,
+        access: Option<&bridge_plan::AccessLog>,
+    ) -> Result<Option<Arc<Observer>>, std::io::Error> {
+        let access = access.map(AccessLog::start).transpose()?;
+        if metrics.is_none() && access.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(Observer {
+            metrics,
+            access,
+            count: AtomicU64::new(0),
+        })))
+    }
+
+    fn finish(&self, facts: &RequestFacts, served: &Served, status: u16, bytes: u64) {
+        let count = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        let elapsed = facts.start.elapsed();
+        if let Some(m) = &self.metrics {
+            let router = served.router.as_deref().map(file_name);
+            let service = served.service.as_deref().map(file_name);
+            m.request(&RequestSample {
+                entrypoint: &facts.entrypoint,
+                code: status,
+                method: &facts.method,
+                protocol: if facts.websocket { "websocket" } else { "http" },
+                router: router.as_ref(),
+                service: service.as_ref(),
+                retries: served.retries,
+                seconds: elapsed.as_secs_f64(),
+            });
+            if served.held
+                && let Some(s) = &served.service
+            {
+                m.held(s);
+            }
+        }
+        if let Some(a) = &self.access
+            && a.keep(status, served.retries, elapsed)
+        {
+            let line = a.format(facts, served, status, bytes, count, elapsed);
+            a.send(line);
+        }
+    }
+}
+
+/// A response body that reports the request to the [`Observer`] when it ends or is dropped.
+#[derive(Debug)]
+pub struct Observed<B> {
+    inner: B,
+    bytes: u64,
+    report: Option<(Arc<Observer>, RequestFacts, Served, u16)>,
+}
+
+impl<B> Observed<B> {
+    /// Wraps the body of a response with `status`.
+    pub fn new(
+        inner: B,
+        observer: Arc<Observer>,
+        facts: RequestFacts,
+        served: Served,
+        status: u16,
+    ) -> Observed<B> {
+        Observed {
+            inner,
+            bytes: 0,
+            report: Some((observer, facts, served, status)),
+        }
+    }
+
+    fn report(&mut self) {
+        if let Some((o, facts, served, status)) = self.report.take() {
+            o.finish(&facts, &served, status, self.bytes);
+        }
+    }
+}
+
+impl<B> Drop for Observed<B> {
+    fn drop(&mut self) {
+        self.report();
+    }
+}
+
+impl<B> Body for Observed<B>
+where
+    B: Body<Data = Bytes, Error = BoxError> + Unpin,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(d) = frame.data_ref() {
+                    this.bytes += d.len() as u64;
+                }
+                if this.inner.is_end_stream() {
+                    this.report();
+                }
+            }
+            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => this.report(),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+// ---- access log ---------------------------------------------------------------------------------
+
+/// Records waiting for the writer thread; beyond this, records are dropped (and counted).
+const QUEUE: usize = 8192;
+
+#[derive(Debug)]
+struct AccessLog {
+    format: Format,
+    status_codes: Vec<(u16, u16)>,
+    retry_attempts: bool,
+    min_duration: std::time::Duration,
+    tx: std::sync::mpsc::SyncSender<String>,
+    dropped: Arc<AtomicU64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Common,
+    GenericClf,
+    Json,
+}
+
+impl AccessLog {
+    fn start(cfg: &bridge_plan::AccessLog) -> Result<AccessLog, std::io::Error> {
+        let out: Box<dyn Write + Send> = match &cfg.file_path {
+            Some(path) => Box::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| {
+                        std::io::Error::new(e.kind(), format!("access log {path}: {e}"))
+                    })?,
+            ),
+            None => Box::new(std::io::stdout()),
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel::<String>(QUEUE);
+        let dropped = Arc::new(AtomicU64::new(0));
+        std::thread::Builder::new()
+            .name("access-log".into())
+            .spawn(move || write_loop(rx, out))?;
+        Ok(AccessLog {
+            format: match cfg.format.as_str() {
+                "json" => Format::Json,
+                "genericCLF" => Format::GenericClf,
+                _ => Format::Common,
+            },
+            status_codes: cfg.status_codes.iter().map(|r| (r.from, r.to)).collect(),
+            retry_attempts: cfg.retry_attempts,
+            min_duration: std::time::Duration::from_millis(cfg.min_duration_ms),
+            tx,
+            dropped,
+        })
+    }
+
+    /// Traefik's filters: no filter keeps everything, else any matching filter keeps the record.
+    fn keep(&self, status: u16, retries: u32, took: std::time::Duration) -> bool {
+        let any_filter =
+            !self.status_codes.is_empty() || self.retry_attempts || !self.min_duration.is_zero();
+        !any_filter
+            || self
+                .status_codes
+                .iter()
+                .any(|(a, b)| (*a..=*b).contains(&status))
+            || (self.retry_attempts && retries > 0)
+            || (!self.min_duration.is_zero() && took > self.min_duration)
+    }
+
+    fn send(&self, line: String) {
+        if self.tx.try_send(line).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn format(
+        &self,
+        f: &RequestFacts,
+        s: &Served,
+        status: u16,
+        bytes: u64,
+        count: u64,
+        took: std::time::Duration,
+    ) -> String {
+        let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        match self.format {
+            Format::Common | Format::GenericClf => {
+                let mut line = format!(
+                    "{} - {} [{}] \"{} {} {}\" {} {} \"{}\" \"{}\"",
+                    f.peer.ip(),
+                    dash(&s.user),
+                    clf_time(f.start_wall),
+                    f.method,
+                    f.path,
+                    f.protocol,
+                    status,
+                    bytes,
+                    clf_escape(&dash(&f.referer)),
+                    clf_escape(&dash(&f.user_agent)),
+                );
+                if self.format == Format::Common {
+                    line.push_str(&format!(
+                        " {count} \"{}\" \"{}\" {}ms",
+                        s.router
+                            .as_deref()
+                            .map_or_else(|| "-".into(), |r| file_name(r).0.to_string()),
+                        dash(&s.server),
+                        took.as_millis()
+                    ));
+                }
+                line
+            }
+            Format::Json => {
+                let server_addr = s
+                    .server
+                    .as_deref()
+                    .and_then(|u| u.split_once("://"))
+                    .map(|(_, rest)| rest.split('/').next().unwrap_or(rest).to_owned());
+                let (host, port) = f
+                    .host
+                    .as_deref()
+                    .map(|h| match h.rsplit_once(':') {
+                        Some((a, p)) if p.bytes().all(|b| b.is_ascii_digit()) => {
+                            (a.to_owned(), p.to_owned())
+                        }
+                        _ => (h.to_owned(), "-".to_owned()),
+                    })
+                    .unwrap_or_else(|| ("-".into(), "-".into()));
+                let start = rfc3339(f.start_wall);
+                serde_json::json!({
+                    "ClientAddr": f.peer.to_string(),
+                    "ClientHost": f.peer.ip().to_string(),
+                    "ClientPort": f.peer.port().to_string(),
+                    "ClientUsername": dash(&s.user),
+                    "DownstreamContentSize": bytes,
+                    "DownstreamStatus": status,
+                    "Duration": u64::try_from(took.as_nanos()).unwrap_or(u64::MAX),
+                    "RequestAddr": f.host.clone().unwrap_or_default(),
+                    "RequestHost": host,
+                    "RequestPort": port,
+                    "RequestMethod": f.method,
+                    "RequestPath": f.path,
+                    "RequestProtocol": f.protocol,
+                    "RequestScheme": f.scheme,
+                    "RequestCount": count,
+                    "RetryAttempts": s.retries,
+                    "RouterName": s.router.as_deref().map(|r| file_name(r).0.to_string()),
+                    "ServiceName": s.service.as_deref().map(|r| file_name(r).0.to_string()),
+                    "ServiceURL": s.server,
+                    "ServiceAddr": server_addr,
+                    "StartUTC": start,
+                    "entryPointName": &*f.entrypoint.0,
+                    "level": "info",
+                    "msg": "",
+                    "time": start,
+                })
+                .to_string()
+            }
+        }
+    }
+}
+
+fn write_loop(rx: std::sync::mpsc::Receiver<String>, out: Box<dyn Write + Send>) {
+    let mut out = std::io::BufWriter::new(out);
+    while let Ok(line) = rx.recv() {
+        let _ = writeln!(out, "{line}");
+        // Batch whatever else is queued, then flush once: records reach the file promptly
+        // without one write per request under load.
+        while let Ok(more) = rx.try_recv() {
+            let _ = writeln!(out, "{more}");
+        }
+        let _ = out.flush();
+    }
+}
+
+fn clf_escape(s: &str) -> String {
+    s.replace('"', "\\\"")
+}
+
+/// Days since the epoch → (year, month, day) (Howard Hinnant's civil-from-days).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn split_time(t: std::time::Duration) -> (i64, u32, u32, u64, u64, u64) {
+    let secs = t.as_secs();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let (y, m, d) = civil(days);
+    let rem = secs % 86_400;
+    (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// `01/Dec/2026:07:30:19 +0000`, as CLF writes it.
+fn clf_time(t: std::time::Duration) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (y, m, d, hh, mm, ss) = split_time(t);
+    let month = MONTHS
+        .get(usize::try_from(m).unwrap_or(1).saturating_sub(1))
+        .copied()
+        .unwrap_or("Jan");
+    format!("{d:02}/{month}/{y:04}:{hh:02}:{mm:02}:{ss:02} +0000")
+}
+
+/// `2026-12-01T07:30:19.123456789Z`.
+fn rfc3339(t: std::time::Duration) -> String {
+    let (y, m, d, hh, mm, ss) = split_time(t);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{:09}Z",
+        t.subsec_nanos()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+
+    fn log(format: &str, codes: Vec<(u16, u16)>, retry: bool, min_ms: u64) -> AccessLog {
+        let (tx, _rx) = std::sync::mpsc::sync_channel(1);
+        AccessLog {
+            format: match format {
+                "json" => Format::Json,
+                "genericCLF" => Format::GenericClf,
+                _ => Format::Common,
+            },
+            status_codes: codes,
+            retry_attempts: retry,
+            min_duration: std::time::Duration::from_millis(min_ms),
+            tx,
+            dropped: Arc::default(),
+        }
+    }
+
+    fn facts() -> RequestFacts {
+        RequestFacts {
+            entrypoint: Name::from("web"),
+            peer: "127.0.0.5:41000".parse().unwrap(),
+            method: "GET".into(),
+            path: "/ui?x=1".into(),
+            protocol: "HTTP/1.1",
+            scheme: "http",
+            host: Some("scadabridge.local:9000".into()),
+            referer: None,
+            user_agent: Some("curl/8 \"test\"".into()),
+            websocket: false,
+            start: Instant::now(),
+            start_wall: std::time::Duration::from_secs(1_796_110_219),
+        }
+    }
+
+    fn served() -> Served {
+        Served {
+            router: Some("central".into()),
+            service: Some("central".into()),
+            server: Some("http://scadabridge-central-a:5000".into()),
+            retries: 1,
+            user: Some("admin".into()),
+            held: false,
+        }
+    }
+
+    #[test]
+    fn common_format_is_traefiks_clf_line() {
+        let line = log("common", vec![], false, 0).format(
+            &facts(),
+            &served(),
+            200,
+            42,
+            7,
+            std::time::Duration::from_millis(12),
+        );
+        assert_eq!(
+            line,
+            "127.0.0.5 - admin [01/Dec/2026:07:30:19 +0000] \"GET /ui?x=1 HTTP/1.1\" 200 42 \"-\" \"curl/8 \\\"test\\\"\" 7 \"central@file\" \"http://scadabridge-central-a:5000\" 12ms"
+        );
+        let generic = log("genericCLF", vec![], false, 0).format(
+            &facts(),
+            &served(),
+            200,
+            42,
+            7,
+            std::time::Duration::from_millis(12),
+        );
+        assert!(generic.ends_with("\"curl/8 \\\"test\\\"\""), "{generic}");
+    }
+
+    #[test]
+    fn json_format_uses_traefiks_field_names() {
+        let line = log("json", vec![], false, 0).format(
+            &facts(),
+            &served(),
+            503,
+            20,
+            3,
+            std::time::Duration::from_millis(5),
+        );
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["DownstreamStatus"], 503);
+        assert_eq!(v["RequestHost"], "scadabridge.local");
+        assert_eq!(v["RequestPort"], "9000");
+        assert_eq!(v["ClientHost"], "127.0.0.5");
+        assert_eq!(v["RouterName"], "central@file");
+        assert_eq!(v["ServiceAddr"], "scadabridge-central-a:5000");
+        assert_eq!(v["Duration"], 5_000_000);
+        assert_eq!(v["StartUTC"], "2026-12-01T07:30:19.000000000Z");
+        assert_eq!(v["entryPointName"], "web");
+    }
+
+    #[test]
+    fn filters_keep_a_record_when_any_matches() {
+        let ms = std::time::Duration::from_millis;
+        assert!(log("common", vec![], false, 0).keep(200, 0, ms(1)));
+        let f = log("common", vec![(500, 599)], true, 100);
+        assert!(f.keep(503, 0, ms(1)));
+        assert!(f.keep(200, 1, ms(1)));
+        assert!(f.keep(200, 0, ms(101)));
+        assert!(!f.keep(200, 0, ms(100)));
+        assert!(!f.keep(404, 0, ms(1)));
+    }
+}
