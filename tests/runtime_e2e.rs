@@ -1177,6 +1177,461 @@ fn sighup_rotates_the_certificate_without_dropping_established_connections() {
     assert!(tls_get(&mut kept, "/ui").1.starts_with("a /ui"));
 }
 
+/// One HTTP/1.1 request with extra header lines; returns the whole raw answer.
+fn request_raw(addr: SocketAddr, method: &str, path: &str, headers: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: scadabridge.local\r\nConnection: close\r\n{headers}\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn cors_preflights_are_answered_by_the_proxy_and_responses_get_allow_origin() {
+    let (a, b) = (backend("a", true), backend("b", false));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start_with(&a, &b, dir.path(), |d| {
+        d.replace("        - web\n", "        - web\n      middlewares: [cors]\n")
+            .replace(
+                "  services:\n",
+                "  middlewares:\n    cors:\n      headers:\n        accessControlAllowMethods: [GET, PUT]\n        accessControlAllowHeaders: [X-Token]\n        accessControlAllowOriginList: [https://ui.example]\n        accessControlAllowOriginListRegex: ['^https://[a-z]+\\.ops\\.example$']\n        accessControlAllowCredentials: true\n        accessControlExposeHeaders: [X-Served-By]\n        accessControlMaxAge: 600\n        addVaryHeader: true\n  services:\n",
+            )
+    });
+    wait_for(&rt, "a ", Duration::from_secs(10));
+    // Preflight: answered by the proxy itself (the backend would have answered "a /ui ...").
+    let raw = request_raw(
+        rt.web,
+        "OPTIONS",
+        "/ui",
+        "Origin: https://ui.example\r\nAccess-Control-Request-Method: PUT\r\n",
+    );
+    let lower = raw.to_ascii_lowercase();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert!(raw.ends_with("\r\n\r\n"), "no body, not forwarded: {raw}");
+    assert!(
+        lower.contains("access-control-allow-origin: https://ui.example\r\n"),
+        "{raw}"
+    );
+    assert!(
+        lower.contains("access-control-allow-methods: get,put\r\n"),
+        "{raw}"
+    );
+    assert!(
+        lower.contains("access-control-allow-headers: x-token\r\n"),
+        "{raw}"
+    );
+    assert!(
+        lower.contains("access-control-allow-credentials: true\r\n"),
+        "{raw}"
+    );
+    assert!(lower.contains("access-control-max-age: 600\r\n"), "{raw}");
+    // A normal request from an origin matched by the regex: forwarded, origin echoed.
+    let raw = request_raw(rt.web, "GET", "/ui", "Origin: https://plc.ops.example\r\n");
+    let lower = raw.to_ascii_lowercase();
+    assert!(raw.contains("a /ui"), "forwarded: {raw}");
+    assert!(
+        lower.contains("access-control-allow-origin: https://plc.ops.example\r\n"),
+        "{raw}"
+    );
+    assert!(
+        lower.contains("access-control-expose-headers: x-served-by\r\n"),
+        "{raw}"
+    );
+    assert!(lower.contains("vary: origin\r\n"), "{raw}");
+    // An origin that is not allowed gets no Allow-Origin; a plain OPTIONS is forwarded.
+    let raw = request_raw(rt.web, "GET", "/ui", "Origin: https://evil.example\r\n");
+    assert!(
+        !raw.to_ascii_lowercase()
+            .contains("access-control-allow-origin"),
+        "{raw}"
+    );
+    let raw = request_raw(rt.web, "OPTIONS", "/ui", "Origin: https://ui.example\r\n");
+    assert!(
+        raw.contains("a /ui"),
+        "not a preflight without the request method: {raw}"
+    );
+}
+
+/// A hyper backend (HTTP/1.1 and HTTP/2, TLS with `tls = Some((cert, key))` and ALPN h2 +
+/// http/1.1, else plain with h2c prior knowledge) answering `<name> <version> host=<host> <path>`;
+/// a path ending in `/slow` waits 1.5 s first.
+fn hyper_backend(
+    name: &'static str,
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+) -> SocketAddr {
+    use http_body_util::Full;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use rustls::pki_types::pem::PemObject;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let acceptor = tls.map(|(cert, key)| {
+        let chain = rustls::pki_types::CertificateDer::pem_file_iter(cert)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::from_pem_file(key).unwrap();
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        tokio_rustls::TlsAcceptor::from(Arc::new(cfg))
+    });
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(
+                        move |req: hyper::Request<hyper::body::Incoming>| async move {
+                            if req.uri().path().ends_with("/slow") {
+                                tokio::time::sleep(Duration::from_millis(1500)).await;
+                            }
+                            let host = req
+                                .uri()
+                                .authority()
+                                .map(|a| a.as_str().to_owned())
+                                .or_else(|| {
+                                    req.headers()
+                                        .get("host")
+                                        .and_then(|h| h.to_str().ok())
+                                        .map(str::to_owned)
+                                })
+                                .unwrap_or_default();
+                            let body = format!(
+                                "{name} {:?} host={host} {}",
+                                req.version(),
+                                req.uri().path()
+                            );
+                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                                bytes::Bytes::from(body),
+                            )))
+                        },
+                    );
+                    let builder =
+                        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    match acceptor {
+                        Some(a) => {
+                            if let Ok(s) = a.accept(tcp).await {
+                                let _ = builder.serve_connection(TokioIo::new(s), svc).await;
+                            }
+                        }
+                        None => {
+                            let _ = builder.serve_connection(TokioIo::new(tcp), svc).await;
+                        }
+                    }
+                });
+            }
+        });
+    });
+    addr
+}
+
+fn build_and_serve(
+    d: &std::path::Path,
+    static_yml: &str,
+    dynamic_yml: &str,
+    extra: &[&str],
+) -> Runtime {
+    std::fs::write(d.join("traefik.yml"), static_yml).unwrap();
+    std::fs::write(d.join("dynamic.yml"), dynamic_yml).unwrap();
+    let plan = d.join("plan.json");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .arg("build")
+        .arg(d)
+        .args(["--profile", "dev", "--out"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (child, addrs) = bridge_tests::spawn_serving(
+        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+            .arg(&plan)
+            .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
+            .args(extra),
+        &["web", "traefik"],
+    );
+    Runtime {
+        child,
+        web: addrs[0],
+        api: addrs[1],
+    }
+}
+
+#[test]
+fn https_and_h2c_servers_with_servers_transports() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ca = TestCa::new(d);
+    ca.issue(d, "backend", &["backend.test"]);
+    let tls = hyper_backend("tls", Some((d.join("backend.crt"), d.join("backend.key"))));
+    let h2c = hyper_backend("h2c", None);
+    let ca_file = d.join("ca.crt").to_string_lossy().into_owned();
+    let (t, c) = (tls.port(), h2c.port());
+    let route = |name: &str| {
+        format!("    {name}:\n      rule: \"PathPrefix(`/{name}`)\"\n      service: {name}\n")
+    };
+    let routers: String = [
+        "verified", "system", "insecure", "sni", "h1", "h2c", "timeout",
+    ]
+    .iter()
+    .map(|n| route(n))
+    .collect();
+    let check = "        healthCheck:\n          path: /health\n          interval: 1s\n";
+    let lb = |name: &str, transport: &str, check: &str, url: String| {
+        format!(
+            "    {name}:\n      loadBalancer:\n{transport}{check}        servers:\n          - url: \"{url}\"\n"
+        )
+    };
+    let via = |t: &str| format!("        serversTransport: {t}\n");
+    let services = [
+        lb(
+            "verified",
+            &via("ca"),
+            check,
+            format!("https://backend.test:{t}"),
+        ),
+        lb("system", "", "", format!("https://backend.test:{t}")),
+        lb(
+            "insecure",
+            &via("insecure@file"),
+            "",
+            format!("https://127.0.0.1:{t}"),
+        ),
+        lb("sni", &via("sni"), "", format!("https://127.0.0.1:{t}")),
+        lb("h1", &via("h1"), "", format!("https://backend.test:{t}")),
+        lb("h2c", "", check, format!("h2c://127.0.0.1:{c}")),
+        lb("timeout", &via("slow"), "", format!("h2c://127.0.0.1:{c}")),
+    ]
+    .concat();
+    let transports = [
+        format!("    ca:\n      rootCAs: [{ca_file}]\n"),
+        "    insecure:\n      insecureSkipVerify: true\n".to_owned(),
+        format!("    sni:\n      serverName: backend.test\n      rootCAs: [{ca_file}]\n"),
+        format!("    h1:\n      disableHTTP2: true\n      rootCAs: [{ca_file}]\n"),
+        "    slow:\n      forwardingTimeouts:\n        responseHeaderTimeout: 300ms\n".to_owned(),
+    ]
+    .concat();
+    let dynamic = format!(
+        "http:\n  routers:\n{routers}  services:\n{services}  serversTransports:\n{transports}"
+    );
+    let rt = build_and_serve(
+        d,
+        "entryPoints:\n  web:\n    address: \":80\"\napi:\n  insecure: true\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+        &dynamic,
+        &["--resolve", "backend.test=127.0.0.1"],
+    );
+    // Verified against rootCAs, HTTP/2 by ALPN, :authority = the client's Host; the health check
+    // probed over TLS first (else no traffic before a probe answered).
+    assert_eq!(
+        get(rt.web, "/verified/x"),
+        (
+            200,
+            "tls HTTP/2.0 host=scadabridge.local /verified/x".into()
+        )
+    );
+    // The system trust store does not know the test CA: the handshake fails, 502.
+    assert_eq!(get(rt.web, "/system").0, 502);
+    assert_eq!(
+        get(rt.web, "/insecure").1,
+        "tls HTTP/2.0 host=scadabridge.local /insecure"
+    );
+    // serverName: SNI and the checked name differ from the URL's host (an IP address).
+    assert_eq!(
+        get(rt.web, "/sni").1,
+        "tls HTTP/2.0 host=scadabridge.local /sni"
+    );
+    // disableHTTP2: ALPN offers only http/1.1.
+    assert_eq!(
+        get(rt.web, "/h1").1,
+        "tls HTTP/1.1 host=scadabridge.local /h1"
+    );
+    // h2c: HTTP/2 with prior knowledge, health-checked the same way.
+    assert_eq!(
+        get(rt.web, "/h2c").1,
+        "h2c HTTP/2.0 host=scadabridge.local /h2c"
+    );
+    // responseHeaderTimeout: a fast answer passes; a slow one is 504 after 300 ms, not 1.5 s.
+    assert_eq!(
+        get(rt.web, "/timeout").1,
+        "h2c HTTP/2.0 host=scadabridge.local /timeout"
+    );
+    let started = Instant::now();
+    assert_eq!(get(rt.web, "/timeout/slow").0, 504);
+    assert!(
+        started.elapsed() < Duration::from_millis(1200),
+        "{:?}",
+        started.elapsed()
+    );
+    // The API reports the servers probed over TLS and h2c as UP.
+    let mut s = TcpStream::connect(rt.api).unwrap();
+    write!(
+        s,
+        "GET /api/http/services HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(
+        out.contains(&format!("\"https://backend.test:{t}\":\"UP\"")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("\"h2c://127.0.0.1:{c}\":\"UP\"")),
+        "{out}"
+    );
+}
+
+/// An HTTP/1.1 backend that reads bodies (Content-Length), records `METHOD path host=H body` and
+/// answers `<name> <METHOD> <path> <body>` after `delay`.
+fn recording_backend(
+    name: &'static str,
+    delay: Duration,
+) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut parts = line.split_whitespace();
+                    let method = parts.next().unwrap_or("").to_owned();
+                    let path = parts.next().unwrap_or("").to_owned();
+                    let (mut len, mut host) = (0usize, String::new());
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let lower = h.to_ascii_lowercase();
+                        if let Some(v) = lower.strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                        if let Some(v) = lower.strip_prefix("host:") {
+                            host = v.trim().to_owned();
+                        }
+                        if h == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0u8; len];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let body = String::from_utf8_lossy(&body).into_owned();
+                    log.lock()
+                        .unwrap()
+                        .push(format!("{method} {path} host={host} {body}"));
+                    std::thread::sleep(delay);
+                    let answer = format!("{name} {method} {path} {body}");
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{answer}",
+                        answer.len()
+                    );
+                    if stream.write_all(resp.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[test]
+fn mirroring_copies_a_share_of_requests_without_delaying_the_main_response() {
+    let (main, main_seen) = recording_backend("main", Duration::ZERO);
+    let (copy, copy_seen) = recording_backend("copy", Duration::from_secs(2));
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dynamic = format!(
+        "http:\n  routers:\n    shadow:\n      rule: \"PathPrefix(`/`)\"\n      service: shadow\n  services:\n    shadow:\n      mirroring:\n        service: main\n        maxBodySize: 8\n        mirrors:\n          - name: copy\n            percent: 50\n          - name: gone\n            percent: 100\n    main:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n    copy:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n    gone:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n",
+        main.port(),
+        copy.port(),
+        closed.port()
+    );
+    let rt = build_and_serve(
+        dir.path(),
+        "entryPoints:\n  web:\n    address: \":80\"\napi:\n  insecure: true\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+        &dynamic,
+        &[],
+    );
+    let post = |path: &str, body: &str| {
+        let raw = request_raw(
+            rt.web,
+            "POST",
+            path,
+            &format!("Content-Length: {}\r\n\r\n{body}", body.len()),
+        );
+        raw.split("\r\n\r\n").nth(1).unwrap_or("").to_owned()
+    };
+    // 50 %: requests 1, 3, 5 are picked (Traefik's counters); the copy backend takes 2 s to
+    // answer and the other mirror refuses connections, yet every main answer comes at once.
+    let started = Instant::now();
+    assert_eq!(post("/p1", "small"), "main POST /p1 small");
+    assert_eq!(post("/p2", "small"), "main POST /p2 small");
+    assert_eq!(
+        post("/p3", "too large for it"),
+        "main POST /p3 too large for it"
+    );
+    assert_eq!(get(rt.web, "/p4").1, "main GET /p4 ");
+    assert_eq!(get(rt.web, "/p5").1, "main GET /p5 ");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "the mirrors delayed the main responses: {:?}",
+        started.elapsed()
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while copy_seen.lock().unwrap().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // /p3's body is over maxBodySize: not mirrored at all (it still reached the main service).
+    assert_eq!(
+        *copy_seen.lock().unwrap(),
+        [
+            "POST /p1 host=scadabridge.local small",
+            "GET /p5 host=scadabridge.local "
+        ]
+    );
+    assert_eq!(main_seen.lock().unwrap().len(), 5);
+}
+
 #[test]
 fn metrics_pass_promtool_and_the_access_log_records_every_request() {
     let (a, b) = (backend("a", true), backend("b", false));

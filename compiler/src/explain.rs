@@ -1427,6 +1427,7 @@ mod tests {
             access_control_allow_headers: vec![],
             access_control_allow_methods: vec![],
             access_control_allow_origin_list: vec![],
+            access_control_allow_origin_list_regex: vec![],
             access_control_expose_headers: vec![],
             access_control_max_age: 0,
             add_vary_header: false,

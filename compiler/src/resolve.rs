@@ -132,6 +132,7 @@ impl Resolver<'_> {
         let routers = self.routers(&entrypoints, &mw_index);
         let tls = self.tls();
         let (api, ping) = self.api_ping(&routers);
+        let servers_transports = self.servers_transports(&services);
         let (log, access_log, metrics) = self.observability();
         let inputs = self.inputs();
         plan::Plan {
@@ -146,6 +147,7 @@ impl Resolver<'_> {
             tls,
             api,
             ping,
+            servers_transports,
             log,
             access_log,
             metrics,
@@ -219,6 +221,119 @@ impl Resolver<'_> {
                 manual_routing: p.manual_routing.unwrap_or(false),
             });
         (log, access_log, metrics)
+    }
+
+    // ---- servers transports ---------------------------------------------------------------------
+
+    /// The default transport (static `serversTransport`) and every dynamic one a load balancer
+    /// uses, with Traefik's defaults; options a plan cannot carry are located errors.
+    fn servers_transports(
+        &mut self,
+        services: &BTreeMap<String, plan::Service>,
+    ) -> BTreeMap<String, plan::ServersTransport> {
+        use crate::model::static_config as st;
+        let mut out = BTreeMap::new();
+        let defaults = plan::ServersTransport::default();
+        let static_t = self.loaded.static_cfg.servers_transport.clone();
+        let mut default = defaults.clone();
+        if let Some(t) = &static_t {
+            default.insecure_skip_verify = t.insecure_skip_verify.unwrap_or(false);
+            default.max_idle_conns_per_host = idle_conns(
+                t.max_idle_conns_per_host
+                    .unwrap_or(st::DEFAULT_MAX_IDLE_CONNS_PER_HOST),
+            );
+            let ft = t.forwarding_timeouts.clone().unwrap_or_default();
+            default.dial_timeout_ms = ms(ft.dial_timeout, defaults.dial_timeout_ms);
+            default.response_header_timeout_ms = ms(
+                ft.response_header_timeout,
+                defaults.response_header_timeout_ms,
+            );
+            default.idle_conn_timeout_ms = ms(ft.idle_conn_timeout, defaults.idle_conn_timeout_ms);
+            for (i, ca) in t.root_cas.iter().flatten().enumerate() {
+                if ca.contains("-----BEGIN") {
+                    self.error(
+                        None,
+                        format!("/serversTransport/rootCAs/{i}"),
+                        "serversTransport: inline PEM rootCAs are valid Traefik, but a plan references CA files by path; put the PEM in a file".into(),
+                    );
+                } else {
+                    default.root_cas.push(ca.clone());
+                }
+            }
+        }
+        out.insert(plan::DEFAULT_SERVERS_TRANSPORT.to_owned(), default);
+        let used: BTreeSet<String> = services
+            .values()
+            .filter_map(|s| match &s.kind {
+                plan::ServiceKind::LoadBalancer(lb) => lb.servers_transport.clone(),
+                _ => None,
+            })
+            .filter(|n| n != plan::DEFAULT_SERVERS_TRANSPORT)
+            .collect();
+        for name in used {
+            let Some((fi, t)) = self.find(&name, |h| h.servers_transports.as_ref()) else {
+                continue; // undefined: already reported by `check`.
+            };
+            let t = t.clone();
+            let base = format!("/http/serversTransports/{}", escape(&name));
+            let unsupported: Vec<&str> = [
+                ("certificates", t.certificates.is_some()),
+                ("cipherSuites", t.cipher_suites.is_some()),
+                ("minVersion", t.min_version.is_some()),
+                ("maxVersion", t.max_version.is_some()),
+                ("peerCertURI", t.peer_cert_uri.is_some()),
+            ]
+            .into_iter()
+            .filter(|(_, set)| *set)
+            .map(|(n, _)| n)
+            .collect();
+            for field in unsupported {
+                let p = format!("{base}/{field}");
+                let span = self.key_span(fi, &p);
+                self.error(span, p, format!("serversTransport option `{field}` is valid Traefik, but not supported by bridgectl plans yet"));
+            }
+            let ft = t.forwarding_timeouts.clone().unwrap_or_default();
+            for (field, set) in [
+                ("readIdleTimeout", ft.read_idle_timeout.is_some()),
+                ("pingTimeout", ft.ping_timeout.is_some()),
+            ] {
+                if set {
+                    let p = format!("{base}/forwardingTimeouts/{field}");
+                    let span = self.key_span(fi, &p);
+                    self.error(span, p, format!("serversTransport option `forwardingTimeouts.{field}` is valid Traefik, but not supported by bridgectl plans yet"));
+                }
+            }
+            let mut root_cas = Vec::new();
+            for (i, ca) in t.root_cas.iter().flatten().enumerate() {
+                if ca.contains("-----BEGIN") {
+                    let p = format!("{base}/rootCAs/{i}");
+                    let span = self.key_span(fi, &p);
+                    self.error(span, p, "inline PEM rootCAs are valid Traefik, but a plan references CA files by path; put the PEM in a file".into());
+                } else {
+                    root_cas.push(ca.clone());
+                }
+            }
+            out.insert(
+                name,
+                plan::ServersTransport {
+                    server_name: t.server_name.clone().filter(|n| !n.is_empty()),
+                    insecure_skip_verify: t.insecure_skip_verify.unwrap_or(false),
+                    root_cas,
+                    max_idle_conns_per_host: idle_conns(
+                        t.max_idle_conns_per_host
+                            .unwrap_or(st::DEFAULT_MAX_IDLE_CONNS_PER_HOST),
+                    ),
+                    disable_http2: t.disable_http2.unwrap_or(false),
+                    dial_timeout_ms: ms(ft.dial_timeout, defaults.dial_timeout_ms),
+                    response_header_timeout_ms: ms(
+                        ft.response_header_timeout,
+                        defaults.response_header_timeout_ms,
+                    ),
+                    idle_conn_timeout_ms: ms(ft.idle_conn_timeout, defaults.idle_conn_timeout_ms),
+                },
+            );
+        }
+        out
     }
 
     fn inputs(&self) -> plan::Inputs {
@@ -535,10 +650,6 @@ impl Resolver<'_> {
                     h.content_security_policy_report_only.is_some(),
                 ),
                 ("publicKey", h.public_key.is_some()),
-                (
-                    "accessControlAllowOriginListRegex",
-                    h.access_control_allow_origin_list_regex.is_some(),
-                ),
                 ("featurePolicy", h.feature_policy.is_some()),
                 ("sslRedirect", h.ssl_redirect.is_some()),
                 ("sslTemporaryRedirect", h.ssl_temporary_redirect.is_some()),
@@ -584,6 +695,10 @@ impl Resolver<'_> {
                     .unwrap_or_default(),
                 access_control_allow_origin_list: h
                     .access_control_allow_origin_list
+                    .clone()
+                    .unwrap_or_default(),
+                access_control_allow_origin_list_regex: h
+                    .access_control_allow_origin_list_regex
                     .clone()
                     .unwrap_or_default(),
                 access_control_expose_headers: h
@@ -646,7 +761,12 @@ impl Resolver<'_> {
                             .health_check
                             .as_ref()
                             .map(|hc| health_check(hc, &self.bridge_settings(name))),
-                        servers_transport: lb.servers_transport.clone(),
+                        servers_transport: lb.servers_transport.as_deref().map(|t| {
+                            match t.strip_suffix("@file") {
+                                Some(n) => n.to_owned(),
+                                None => t.to_owned(),
+                            }
+                        }),
                     })
                 } else if let Some(w) = &s.weighted {
                     plan::ServiceKind::Weighted(plan::Weighted {
@@ -932,6 +1052,15 @@ impl Resolver<'_> {
             entrypoint: p.entry_point.clone().unwrap_or_else(|| "traefik".into()),
         });
         (api, ping)
+    }
+}
+
+/// Go's `MaxIdleConnsPerHost`: `0` means Go's default of 2, a negative value keeps none.
+fn idle_conns(v: i64) -> u32 {
+    match v {
+        0 => 2,
+        v if v < 0 => 0,
+        v => u32::try_from(v).unwrap_or(u32::MAX),
     }
 }
 

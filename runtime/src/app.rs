@@ -11,7 +11,7 @@ use std::sync::Arc;
 use bridge_plan::Plan;
 
 use crate::health::HealthChecker;
-use crate::server::{HttpProber, Runtime, listen_addr, serve_entrypoint};
+use crate::server::{Runtime, listen_addr, serve_entrypoint};
 
 /// Serves `plan` until SIGTERM or Ctrl-C. `binds` override entry point addresses, `resolve` pins
 /// backend host names; with `reload_from`, SIGHUP loads that plan file again.
@@ -132,7 +132,7 @@ fn start_checks(
     });
     let checker = HealthChecker::spawn(
         runtime.upstreams(),
-        Arc::new(HttpProber::new(resolve.clone())),
+        Arc::new(runtime.prober(resolve.clone())),
         async move {
             let _ = rx.changed().await;
         },

@@ -12,18 +12,21 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod cors;
 pub mod deadline;
 pub mod forward;
 pub mod health;
 pub mod healthcheck;
 pub mod logging;
 pub mod metrics;
+pub mod mirror;
 pub mod notify;
 pub mod observe;
 pub mod plan;
 pub mod routing;
 pub mod server;
 pub mod tls;
+pub mod transport;
 pub mod upstream;
 
 #[cfg(test)]

@@ -70,6 +70,9 @@ pub enum ServeError {
     /// TLS could not be set up (certificates, options).
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    /// Connections to servers could not be set up (servers transports, server URLs).
+    #[error(transparent)]
+    Transport(#[from] crate::transport::TransportError),
     /// Binding a listener failed.
     #[error("entry point `{name}`: cannot listen on {addr}: {source}")]
     Bind {
@@ -88,7 +91,10 @@ pub struct Runtime {
     plan: Arc<Plan>,
     upstreams: Upstreams,
     tables: HashMap<String, RouteTable>,
-    client: Client<HttpConnector, ReqBody>,
+    /// Per load balancer server: its pooled client (http, https or h2c, with its transport).
+    clients: crate::transport::Clients<ReqBody>,
+    /// Per health-check probe URL: its client, with the load balancer's servers transport.
+    probe_clients: Arc<HashMap<String, crate::transport::Upstream<Full<Bytes>>>>,
     server_name: String,
     auth: HashMap<String, Arc<crate::auth::BasicAuth>>,
     started: String,
@@ -103,6 +109,10 @@ pub struct Runtime {
     tls: HashMap<String, Arc<rustls::ServerConfig>>,
     /// Per entry point serving TLS: the routers with TLS, for connections that are TLS.
     tls_tables: HashMap<String, RouteTable>,
+    /// Per headers middleware with CORS options.
+    cors: HashMap<String, Arc<crate::cors::Cors>>,
+    /// Per mirroring service with mirrors: which requests are copied where.
+    mirrors: HashMap<String, Arc<crate::mirror::Mirroring>>,
     /// Metrics and access log (kept across reloads that do not change their settings).
     observer: Option<Arc<crate::observe::Observer>>,
 }
@@ -183,45 +193,7 @@ impl Runtime {
                 ));
             }
         }
-        for (name, m) in &plan.middlewares {
-            if let MiddlewareKind::Headers(h) = &m.kind {
-                let cors = h.access_control_allow_credentials
-                    || !h.access_control_allow_headers.is_empty()
-                    || !h.access_control_allow_methods.is_empty()
-                    || !h.access_control_allow_origin_list.is_empty()
-                    || !h.access_control_expose_headers.is_empty()
-                    || h.access_control_max_age > 0
-                    || h.add_vary_header;
-                if cors {
-                    missing.push(format!(
-                        "middleware `{name}`: CORS headers are not implemented yet"
-                    ));
-                }
-            }
-        }
-        for (name, s) in &plan.services {
-            if let ServiceKind::Mirroring(m) = &s.kind
-                && !m.mirrors.is_empty()
-            {
-                missing.push(format!(
-                    "service `{name}`: mirroring to other services is not implemented yet"
-                ));
-            }
-        }
-        for (name, s) in &plan.services {
-            if let ServiceKind::LoadBalancer(lb) = &s.kind {
-                for srv in &lb.servers {
-                    if !srv.url.starts_with("http://") {
-                        missing.push(format!("service `{name}`: server `{}` (only http:// upstreams are implemented yet)", srv.url));
-                    }
-                }
-                if lb.servers_transport.is_some() {
-                    missing.push(format!(
-                        "service `{name}`: serversTransport is not implemented yet"
-                    ));
-                }
-            }
-        }
+        missing.extend(crate::mirror::nested(&plan));
         if !missing.is_empty() {
             return Err(ServeError::Unsupported(missing));
         }
@@ -235,12 +207,9 @@ impl Runtime {
         for name in tls.keys() {
             tls_tables.insert(name.clone(), RouteTable::build(&plan, name, true)?);
         }
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(Duration::from_secs(30)));
-        connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(connector);
+        let mut transports = crate::transport::Builder::default();
+        let clients = crate::transport::Clients::from_plan(&plan, &resolve, &mut transports)?;
+        let probe_clients = Arc::new(probe_clients(&plan, &resolve, &mut transports)?);
         let server_name = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_owned())
             .unwrap_or_else(|_| "bridge-runtime".into());
@@ -296,6 +265,7 @@ impl Runtime {
             .flatten()
             .filter_map(|srv| Target::new(&srv.url, &resolve).map(|t| (srv.url.clone(), t)))
             .collect();
+        let cors = cors_settings(&plan)?;
         let observer = match old {
             Some(o) if o.plan.metrics == plan.metrics && o.plan.access_log == plan.access_log => {
                 o.observer.clone()
@@ -309,6 +279,8 @@ impl Runtime {
             .map_err(ServeError::AccessLog)?,
         };
         Ok(Runtime {
+            mirrors: crate::mirror::from_plan(&plan),
+            cors,
             observer,
             tls,
             tls_tables,
@@ -319,7 +291,8 @@ impl Runtime {
             plan,
             upstreams,
             tables,
-            client,
+            clients,
+            probe_clients,
             server_name,
             auth,
             started: rfc3339_now(),
@@ -329,6 +302,14 @@ impl Runtime {
     /// The upstream state (for health checking and the API).
     pub fn upstreams(&self) -> &Upstreams {
         &self.upstreams
+    }
+
+    /// A prober for this plan's health checks: each probe with its load balancer's scheme and
+    /// servers transport; `resolve` pins host names like `--resolve`.
+    pub fn prober(&self, resolve: HashMap<String, IpAddr>) -> HttpProber {
+        let mut p = HttpProber::new(resolve);
+        p.clients = self.probe_clients.clone();
+        p
     }
 
     /// The Traefik-compatible API and the dashboard, if `uri` is one of their paths.
@@ -538,6 +519,7 @@ impl Runtime {
         // (bridgectl retries once on another server by default).
         let mut retry = (2u32, Duration::ZERO);
         let mut sts: Option<String> = None;
+        let mut cors_after: Vec<(Arc<crate::cors::Cors>, String)> = Vec::new();
         for m in &router.middlewares {
             let Some(mw) = self.plan.middlewares.get(m) else {
                 continue;
@@ -663,6 +645,12 @@ impl Runtime {
                     path_and_query = join_pq(&rp.path, q);
                 }
                 MiddlewareKind::Headers(h) => {
+                    if let Some(c) = self.cors.get(m) {
+                        if crate::cors::is_preflight(req.method(), req.headers()) {
+                            return preflight_response(c, req.headers(), &response_headers);
+                        }
+                        cors_after.push((c.clone(), crate::cors::origin(req.headers()).to_owned()));
+                    }
                     for (k, v) in &h.custom_request_headers {
                         if v.is_empty() {
                             req.headers_mut().remove(k.as_str());
@@ -748,6 +736,9 @@ impl Runtime {
             resp.headers_mut()
                 .insert(header::STRICT_TRANSPORT_SECURITY, v);
         }
+        for (c, origin) in cors_after {
+            c.apply(&origin, resp.headers_mut());
+        }
         resp
     }
 
@@ -811,13 +802,14 @@ impl Runtime {
         let write_deadline = timeouts
             .filter(|t| t.write_ms > 0 && !upgrade)
             .map(|t| started + Duration::from_millis(t.write_ms));
-        let mut body = Some(if read_ms > 0 && !upgrade {
+        let body = Some(if read_ms > 0 && !upgrade {
             crate::deadline::Deadline::new(body, started + Duration::from_millis(read_ms), "read")
                 .boxed_unsync()
         } else {
             body.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
                 .boxed_unsync()
         });
+        let mut body = body.map(|b| self.mirror(service, &parts, host, path_and_query, upgrade, b));
         let mut server = server;
         let mut target = target;
         let mut attempt = 0;
@@ -850,7 +842,7 @@ impl Runtime {
             *upstream_req.uri_mut() = uri;
             *upstream_req.version_mut() = http::Version::HTTP_11;
             *upstream_req.headers_mut() = headers;
-            match self.client.request(upstream_req).await {
+            match self.send(&server, upstream_req, upgrade).await {
                 Err(e) if may_retry && attempt < max_attempts => {
                     crate::observe::note(|s| s.retries += 1);
                     let (kind, timed_out) = classify(&e);
@@ -895,6 +887,120 @@ impl Runtime {
         }
     }
 
+    /// For a request to a mirroring service: picks the mirrors this request is copied to and a
+    /// server in each, and sends the copies from a task once the body is complete (see
+    /// [`crate::mirror`]). Returns the body to forward to the main service.
+    fn mirror(
+        &self,
+        service: &str,
+        parts: &http::request::Parts,
+        host: Option<&str>,
+        path_and_query: &str,
+        upgrade: bool,
+        body: ReqBody,
+    ) -> ReqBody {
+        let Some(m) = self.mirrors.get(service) else {
+            return body;
+        };
+        if upgrade {
+            return body;
+        }
+        let mut copies = Vec::new();
+        for mirror in m.select() {
+            let Some(id) = self.upstreams.service_id(&mirror) else {
+                continue;
+            };
+            let Pick::Server(server) = self.upstreams.pick_id(id) else {
+                continue; // no healthy server: no copy
+            };
+            let (Some(client), Some(target)) = (
+                self.clients.get(server.service(), server.url()),
+                self.targets.get(server.url()),
+            ) else {
+                continue;
+            };
+            let pass_host = self.plan.services.get(server.service()).is_none_or(
+                |s| !matches!(&s.kind, ServiceKind::LoadBalancer(lb) if !lb.pass_host_header),
+            );
+            let host_value = match host {
+                Some(h) if pass_host => h.to_owned(),
+                _ => target.authority.clone(),
+            };
+            let uri = format!("http://{}{path_and_query}", target.connect);
+            copies.push((client.clone(), uri, host_value, server.url().to_owned()));
+        }
+        if copies.is_empty() {
+            return body;
+        }
+        let (method, mut headers) = (parts.method.clone(), parts.headers.clone());
+        headers.remove(header::CONTENT_LENGTH);
+        headers.remove(header::TRANSFER_ENCODING);
+        let (body, done) = if m.mirror_body {
+            let (tee, rx) = crate::mirror::Tee::new(body, m.max_body_size);
+            (tee.boxed_unsync(), Some(rx))
+        } else {
+            (body, None)
+        };
+        tokio::spawn(async move {
+            let copy = match done {
+                Some(rx) => match rx.await {
+                    Ok(b) => b,
+                    Err(_) => return, // too large, or cut off: no mirroring
+                },
+                None => Bytes::new(),
+            };
+            for (client, uri, host_value, url) in copies {
+                let Ok(uri) = uri.parse::<Uri>() else {
+                    continue;
+                };
+                let mut req = Request::new(
+                    Full::new(copy.clone())
+                        .map_err(|never: Infallible| match never {})
+                        .boxed_unsync(),
+                );
+                *req.method_mut() = method.clone();
+                *req.uri_mut() = uri;
+                *req.headers_mut() = headers.clone();
+                if let Ok(v) = HeaderValue::from_str(&host_value) {
+                    req.headers_mut().insert(header::HOST, v);
+                }
+                let sent = async {
+                    let resp = client.send(req, false).await?;
+                    // Read and drop the answer, so the connection can be reused.
+                    let mut b = resp.into_body();
+                    while let Some(frame) = b.frame().await {
+                        if frame.is_err() {
+                            break;
+                        }
+                    }
+                    Ok::<_, crate::transport::SendError>(())
+                };
+                match tokio::time::timeout(MIRROR_TIMEOUT, sent).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::warn!("mirror → {url}: {}", error_text(&e)),
+                    Err(_) => tracing::warn!(
+                        "mirror → {url}: no complete answer within {} s",
+                        MIRROR_TIMEOUT.as_secs()
+                    ),
+                }
+            }
+        });
+        body
+    }
+
+    /// Sends a request to `server` with its client (scheme and servers transport).
+    async fn send(
+        &self,
+        server: &crate::upstream::ServerRef,
+        req: Request<ReqBody>,
+        upgrade: bool,
+    ) -> Result<Response<Incoming>, crate::transport::SendError> {
+        match self.clients.get(server.service(), server.url()) {
+            Some(c) => c.send(req, upgrade).await,
+            None => Err(crate::transport::SendError::NoClient),
+        }
+    }
+
     /// `/metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the classic
     /// text format.
     fn metrics_response(&self, accept: Option<&HeaderValue>) -> Response<Body> {
@@ -928,7 +1034,7 @@ impl Runtime {
 
     fn finish(
         &self,
-        result: Result<Response<Incoming>, hyper_util::client::legacy::Error>,
+        result: Result<Response<Incoming>, crate::transport::SendError>,
         server: &crate::upstream::ServerRef,
         service: &str,
         client_upgrade: Option<hyper::upgrade::OnUpgrade>,
@@ -964,7 +1070,7 @@ impl Runtime {
             Err(e) => {
                 let (kind, timed_out) = classify(&e);
                 self.upstreams.report_failure(&server, kind);
-                tracing::warn!("{} → {}: {e}", service, server.url());
+                tracing::warn!("{} → {}: {}", service, server.url(), error_text(&e));
                 if timed_out {
                     text(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n")
                 } else {
@@ -975,8 +1081,68 @@ impl Runtime {
     }
 }
 
+/// A mirrored copy is abandoned when its answer has not been read completely within this long.
+const MIRROR_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The CORS settings of every headers middleware that has some; a bad origin regex refuses the plan.
+fn cors_settings(plan: &Plan) -> Result<HashMap<String, Arc<crate::cors::Cors>>, ServeError> {
+    let mut out = HashMap::new();
+    for (name, m) in &plan.middlewares {
+        if let MiddlewareKind::Headers(h) = &m.kind {
+            match crate::cors::Cors::from_plan(h) {
+                Ok(Some(c)) => {
+                    out.insert(name.clone(), Arc::new(c));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    return Err(ServeError::Unsupported(vec![format!(
+                        "middleware `{name}`: accessControlAllowOriginListRegex does not compile: {e}"
+                    )]));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The proxy's own answer to a CORS preflight: 200, empty body, the CORS headers, plus the
+/// response headers of the middlewares before this one (they wrap it, as in Traefik).
+fn preflight_response(
+    c: &crate::cors::Cors,
+    request: &http::HeaderMap,
+    earlier: &[(String, String)],
+) -> Response<Body> {
+    let mut resp = Response::new(
+        Full::new(Bytes::new())
+            .map_err(|never: Infallible| match never {})
+            .boxed(),
+    );
+    for (k, v) in earlier {
+        if v.is_empty() {
+            resp.headers_mut().remove(k.as_str());
+        } else if let (Ok(name), Ok(val)) = (
+            http::HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            resp.headers_mut().insert(name, val);
+        }
+    }
+    resp.headers_mut().extend(c.preflight_headers(request));
+    resp.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from_static("0"));
+    resp
+}
+
 /// What a failed upstream request says about its server, and whether it was a timeout (504).
-fn classify(e: &hyper_util::client::legacy::Error) -> (FailureKind, bool) {
+fn classify(e: &crate::transport::SendError) -> (FailureKind, bool) {
+    match e {
+        crate::transport::SendError::Client(e) => classify_client(e),
+        crate::transport::SendError::HeaderTimeout(_) => (FailureKind::Timeout, true),
+        crate::transport::SendError::NoClient => (FailureKind::ConnectRefused, false),
+    }
+}
+
+fn classify_client(e: &hyper_util::client::legacy::Error) -> (FailureKind, bool) {
     let timed_out = error_chain_has(e, std::io::ErrorKind::TimedOut)
         || format!("{e:?}").contains("ConnectTimeout");
     let kind = match (e.is_connect(), timed_out) {
@@ -1055,11 +1221,41 @@ fn redirect_response(
     resp
 }
 
-/// Probes servers over plain HTTP with the shared client.
+/// The client of every health-check probe URL, with its load balancer's servers transport.
+fn probe_clients(
+    plan: &Plan,
+    resolve: &HashMap<String, IpAddr>,
+    builder: &mut crate::transport::Builder,
+) -> Result<HashMap<String, crate::transport::Upstream<Full<Bytes>>>, ServeError> {
+    let mut out = HashMap::new();
+    for s in plan.services.values() {
+        let ServiceKind::LoadBalancer(lb) = &s.kind else {
+            continue;
+        };
+        let Some(check) = &lb.health_check else {
+            continue;
+        };
+        let (name, t) = crate::transport::transport_of(plan, lb)?;
+        for srv in &lb.servers {
+            let Ok(target) = ProbeTarget::new(check, &srv.url) else {
+                continue; // reported by the health checker
+            };
+            if let std::collections::hash_map::Entry::Vacant(e) = out.entry(target.url) {
+                let up = builder.upstream(e.key(), name, t, resolve)?;
+                e.insert(up);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Probes servers: with the plan's clients ([`Runtime::prober`]) over the probe's scheme (http,
+/// https, h2c) and servers transport; otherwise over plain HTTP with a shared client.
 #[derive(Debug, Clone)]
 pub struct HttpProber {
     client: Client<HttpConnector, Full<Bytes>>,
     resolve: HashMap<String, IpAddr>,
+    clients: Arc<HashMap<String, crate::transport::Upstream<Full<Bytes>>>>,
 }
 
 impl HttpProber {
@@ -1070,12 +1266,16 @@ impl HttpProber {
         Self {
             client: Client::builder(TokioExecutor::new()).build(connector),
             resolve,
+            clients: Arc::default(),
         }
     }
 }
 
 impl Prober for HttpProber {
     async fn probe(&self, target: &ProbeTarget) -> ProbeResult {
+        if let Some(up) = self.clients.get(&target.url) {
+            return probe_with(up, target).await;
+        }
         let Ok(uri) = target.url.parse::<Uri>() else {
             return ProbeResult::failed("invalid probe URL");
         };
@@ -1115,6 +1315,55 @@ impl Prober for HttpProber {
             Ok(Ok(resp)) => ProbeResult::status(resp.status().as_u16()),
         }
     }
+}
+
+/// One probe with a plan client: the URL as the request URI (the client dials the server).
+async fn probe_with(
+    up: &crate::transport::Upstream<Full<Bytes>>,
+    target: &ProbeTarget,
+) -> ProbeResult {
+    let Ok(uri) = target.url.parse::<Uri>() else {
+        return ProbeResult::failed("invalid probe URL");
+    };
+    let authority = uri
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default();
+    let pq = uri.path_and_query().map_or("/", |p| p.as_str());
+    // The client decides the wire scheme; the URI only carries host and path.
+    let Ok(uri) = format!("http://{authority}{pq}").parse::<Uri>() else {
+        return ProbeResult::failed("invalid probe URL");
+    };
+    let mut builder = Request::builder()
+        .method(target.method.as_str())
+        .uri(uri)
+        .header(
+            header::HOST,
+            target.host_header.clone().unwrap_or(authority),
+        );
+    for (k, v) in &target.headers {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    let Ok(req) = builder.body(Full::new(Bytes::new())) else {
+        return ProbeResult::failed("invalid probe request");
+    };
+    match tokio::time::timeout(target.timeout, up.send(req, false)).await {
+        Err(_) => ProbeResult::failed("timed out"),
+        Ok(Err(e)) => ProbeResult::failed(error_text(&e)),
+        Ok(Ok(resp)) => ProbeResult::status(resp.status().as_u16()),
+    }
+}
+
+/// An error with its sources (`connect error: ...: invalid peer certificate`).
+fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
 }
 
 /// Resolves an entry point's listen address: `--bind` override, else the plan's (`:80` → all interfaces).

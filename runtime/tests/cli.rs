@@ -32,20 +32,24 @@ fn a_missing_plan_exits_2_naming_it() {
 }
 
 #[test]
-fn features_not_implemented_yet_are_refused_by_name() {
+fn an_https_server_with_an_unreadable_root_ca_is_refused_naming_the_file() {
     let mut plan = bridge_plan::Plan::example();
     for s in plan.services.values_mut() {
         if let bridge_plan::ServiceKind::LoadBalancer(lb) = &mut s.kind {
             lb.servers_transport = Some("custom".into());
+            lb.servers[0].url = "https://10.0.0.11:8443".into();
         }
     }
+    let custom = bridge_plan::ServersTransport {
+        root_cas: vec!["/nonexistent/ca.crt".into()],
+        ..Default::default()
+    };
+    plan.servers_transports.insert("custom".into(), custom);
     let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
         .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("serversTransport is not implemented yet"),
-        "{err}"
-    );
+    let text = err.to_string();
+    assert!(text.contains("servers transport `custom`"), "{text}");
+    assert!(text.contains("/nonexistent/ca.crt"), "{text}");
 }
 
 #[test]
@@ -65,6 +69,46 @@ fn a_tls_plan_with_an_unreadable_certificate_is_refused_naming_the_file() {
     let text = err.to_string();
     assert!(text.contains("/nonexistent/bridge.crt"), "{text}");
     assert!(text.contains("cannot read the certificate"), "{text}");
+}
+
+#[test]
+fn mirroring_below_another_service_is_refused_by_name() {
+    use bridge_plan::{Mirror, Mirroring, Service, ServiceKind, Weighted, WeightedRef};
+    let mut plan = bridge_plan::Plan::example();
+    let source = plan.services["whoami"].source.clone();
+    let service = |kind| Service {
+        source: source.clone(),
+        kind,
+    };
+    plan.services.insert(
+        "shadow".into(),
+        service(ServiceKind::Mirroring(Mirroring {
+            service: "whoami".into(),
+            mirrors: vec![Mirror {
+                service: "whoami".into(),
+                percent: 10,
+            }],
+            mirror_body: true,
+            max_body_size: None,
+        })),
+    );
+    plan.services.insert(
+        "split".into(),
+        service(ServiceKind::Weighted(Weighted {
+            services: vec![WeightedRef {
+                service: "shadow".into(),
+                weight: 1,
+            }],
+            health_check: false,
+        })),
+    );
+    let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("service `shadow`: mirroring below another service (`split`)"),
+        "{text}"
+    );
 }
 
 #[test]

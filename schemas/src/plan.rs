@@ -59,6 +59,56 @@ pub struct Plan {
     pub access_log: Option<AccessLog>,
     /// Prometheus metrics, when enabled.
     pub metrics: Option<Metrics>,
+    /// How to connect to servers, by name: the dynamic `http.serversTransports` that some load
+    /// balancer uses (`@file` stripped) and always [`DEFAULT_SERVERS_TRANSPORT`], the static
+    /// `serversTransport` with Traefik's defaults filled in.
+    pub servers_transports: BTreeMap<String, ServersTransport>,
+}
+
+/// Key of the default servers transport in [`Plan::servers_transports`] (Traefik's name for it).
+pub const DEFAULT_SERVERS_TRANSPORT: &str = "default@internal";
+
+/// How the runtime connects to a load balancer's servers (Traefik's `serversTransport`), with
+/// every default filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ServersTransport {
+    /// TLS server name (SNI and certificate check) for `https` servers; `null`: the server URL's
+    /// host.
+    pub server_name: Option<String>,
+    /// Accept any certificate from `https` servers.
+    pub insecure_skip_verify: bool,
+    /// PEM files (paths as written) of the CAs that verify `https` servers; empty: the system's
+    /// trust store.
+    pub root_cas: Vec<String>,
+    /// Idle keep-alive connections kept per server (`0`: none are kept).
+    pub max_idle_conns_per_host: u32,
+    /// Speak only HTTP/1.1 to `https` servers (no ALPN `h2`).
+    pub disable_http2: bool,
+    /// Connect timeout (`0`: none).
+    pub dial_timeout_ms: u64,
+    /// Time allowed from sending a request to its response headers (`0`: none).
+    pub response_header_timeout_ms: u64,
+    /// Idle keep-alive connections are closed after this long (`0`: never).
+    pub idle_conn_timeout_ms: u64,
+}
+
+impl Default for ServersTransport {
+    /// Traefik's defaults: verified TLS with the system roots, 200 idle connections per host,
+    /// 30 s connect timeout, no response-header timeout, 90 s idle timeout.
+    fn default() -> Self {
+        ServersTransport {
+            server_name: None,
+            insecure_skip_verify: false,
+            root_cas: vec![],
+            max_idle_conns_per_host: 200,
+            disable_http2: false,
+            dial_timeout_ms: 30_000,
+            response_header_timeout_ms: 0,
+            idle_conn_timeout_ms: 90_000,
+        }
+    }
 }
 
 /// The inputs a plan was compiled from, so a plan can be traced back to (and rebuilt from) them.
@@ -257,7 +307,8 @@ pub struct LoadBalancer {
     pub pass_host_header: bool,
     /// Active health checking, if configured.
     pub health_check: Option<HealthCheck>,
-    /// Name of the servers transport as written (`null`: the default transport).
+    /// Key into [`Plan::servers_transports`] (`@file` stripped); `null`: the default transport,
+    /// [`DEFAULT_SERVERS_TRANSPORT`].
     pub servers_transport: Option<String>,
 }
 
@@ -487,6 +538,9 @@ pub struct Headers {
     pub access_control_allow_methods: Vec<String>,
     /// Origins allowed (`*` for any).
     pub access_control_allow_origin_list: Vec<String>,
+    /// Regexes (`regex` crate syntax, unanchored as in Traefik) of further allowed origins; a
+    /// matching origin is echoed.
+    pub access_control_allow_origin_list_regex: Vec<String>,
     /// `Access-Control-Expose-Headers` values.
     pub access_control_expose_headers: Vec<String>,
     /// `Access-Control-Max-Age`, in seconds.
@@ -758,6 +812,7 @@ impl Plan {
     /// - each entry point's `routers` lists exactly the routers naming it, in matching order;
     /// - entry point TLS options, API and ping entry points, API middlewares exist;
     /// - services referenced by weighted, failover and mirroring services exist and form no cycle;
+    /// - load balancers' servers transports exist;
     /// - mirror percentages are at most 100.
     ///
     /// [`crate::load_verified`] runs this after checking the hash.
@@ -874,6 +929,18 @@ impl Plan {
                     format!("{at}/{path}"),
                     "service",
                     child,
+                )?;
+            }
+            if let ServiceKind::LoadBalancer(lb) = &service.kind {
+                let transport = lb
+                    .servers_transport
+                    .as_deref()
+                    .unwrap_or(DEFAULT_SERVERS_TRANSPORT);
+                need(
+                    self.servers_transports.contains_key(transport),
+                    format!("{at}/load_balancer/servers_transport"),
+                    "servers transport",
+                    transport,
                 )?;
             }
             if let ServiceKind::Mirroring(m) = &service.kind {
@@ -1063,6 +1130,10 @@ impl Plan {
             },
             api: None,
             ping: None,
+            servers_transports: BTreeMap::from([(
+                DEFAULT_SERVERS_TRANSPORT.to_owned(),
+                ServersTransport::default(),
+            )]),
             log: Log {
                 level: "info".into(),
                 format: "common".into(),

@@ -1,0 +1,300 @@
+//! Mirroring services: a share of the requests to a `mirroring` service is copied to its mirror
+//! services, fire-and-forget, never delaying or failing the main response.
+//!
+//! - Which requests: Traefik's counters — the n-th request goes to a mirror with `percent` p when
+//!   that mirror has had fewer than `n × p / 100` copies so far (so 10 % is every tenth request,
+//!   evenly spread, not random).
+//! - Bodies (`mirrorBody`, default true): the request body is streamed to the main service as it
+//!   arrives and copied on the way; once it is complete the copies are sent. A body larger than
+//!   `maxBodySize` is not mirrored at all (the request still reaches the main service whole), as
+//!   in Traefik. A body cut off (client gone, read timeout) is not mirrored. With `mirrorBody:
+//!   false` copies are sent at once, without a body.
+//! - Copies carry the same method, path (after middlewares), headers and `X-Forwarded-*` as the
+//!   main request, go to a server picked in the mirror service (none healthy: no copy), and their
+//!   answers are read and dropped. `Upgrade` requests are not mirrored.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use hyper::body::{Body, Frame, SizeHint};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The mirror selection state of one `mirroring` service.
+#[derive(Debug)]
+pub struct Mirroring {
+    mirrors: Vec<(String, u8)>,
+    /// Copy bodies.
+    pub mirror_body: bool,
+    /// Largest body copied; `None`: no limit.
+    pub max_body_size: Option<u64>,
+    /// Requests seen, and copies sent per mirror.
+    counts: Mutex<(u64, Vec<u64>)>,
+}
+
+impl Mirroring {
+    /// From the plan's service.
+    pub fn from_plan(m: &bridge_plan::Mirroring) -> Mirroring {
+        Mirroring {
+            mirrors: m
+                .mirrors
+                .iter()
+                .map(|x| (x.service.clone(), x.percent.min(100)))
+                .collect(),
+            mirror_body: m.mirror_body,
+            max_body_size: m.max_body_size,
+            counts: Mutex::new((0, vec![0; m.mirrors.len()])),
+        }
+    }
+
+    /// Counts one request and returns the mirror services it is copied to.
+    pub fn select(&self) -> Vec<String> {
+        let mut guard = match self.counts.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let (total, counts) = &mut *guard;
+        *total += 1;
+        let mut out = Vec::new();
+        for ((service, percent), count) in self.mirrors.iter().zip(counts.iter_mut()) {
+            if *count * 100 < *total * u64::from(*percent) {
+                *count += 1;
+                out.push(service.clone());
+            }
+        }
+        out
+    }
+}
+
+/// A request body passed through unchanged while a copy is kept (up to a limit); the copy is sent
+/// on `done` when the body ends, and nothing is sent if it grows too large or fails.
+#[derive(Debug)]
+pub struct Tee<B> {
+    inner: B,
+    copy: BytesMut,
+    max: Option<u64>,
+    done: Option<tokio::sync::oneshot::Sender<Bytes>>,
+}
+
+impl<B: Body<Data = Bytes> + Unpin> Tee<B> {
+    /// Wraps `inner`; the receiver gets the whole body, or an error if it is not mirrored.
+    pub fn new(inner: B, max: Option<u64>) -> (Tee<B>, tokio::sync::oneshot::Receiver<Bytes>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let mut tee = Tee {
+            inner,
+            copy: BytesMut::new(),
+            max,
+            done: Some(tx),
+        };
+        // A body that is already complete (no body at all) is never polled by the client.
+        if tee.inner.is_end_stream() {
+            tee.finish();
+        }
+        (tee, rx)
+    }
+
+    fn finish(&mut self) {
+        if let Some(tx) = self.done.take() {
+            let _ = tx.send(std::mem::take(&mut self.copy).freeze());
+        }
+    }
+}
+
+impl<B> Body for Tee<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if this.done.is_some()
+                    && let Some(data) = frame.data_ref()
+                {
+                    let len = (this.copy.len() + data.len()) as u64;
+                    if this.max.is_some_and(|max| len > max) {
+                        // Too large to mirror: drop the copy and the sender (no mirroring).
+                        this.done = None;
+                        this.copy = BytesMut::new();
+                    } else {
+                        this.copy.extend_from_slice(data);
+                    }
+                }
+                if this.inner.is_end_stream() {
+                    this.finish();
+                }
+            }
+            Poll::Ready(None) => this.finish(),
+            Poll::Ready(Some(Err(_))) => this.done = None,
+            Poll::Pending => {}
+        }
+        polled.map(|f| f.map(|r| r.map_err(Into::into)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Mirroring state per `mirroring` service of a plan.
+pub fn from_plan(plan: &bridge_plan::Plan) -> std::collections::HashMap<String, Arc<Mirroring>> {
+    plan.services
+        .iter()
+        .filter_map(|(name, s)| match &s.kind {
+            bridge_plan::ServiceKind::Mirroring(m) if !m.mirrors.is_empty() => {
+                Some((name.clone(), Arc::new(Mirroring::from_plan(m))))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Mirroring services that are children of other services (nested mirroring is refused: copies
+/// are made only where a router's service is the mirroring service).
+pub fn nested(plan: &bridge_plan::Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    for (parent, s) in &plan.services {
+        for (_, child) in s.kind.children() {
+            if let Some(c) = plan.services.get(child)
+                && matches!(&c.kind, bridge_plan::ServiceKind::Mirroring(m) if !m.mirrors.is_empty())
+            {
+                out.push(format!(
+                    "service `{child}`: mirroring below another service (`{parent}`) is not implemented yet; route to it directly"
+                ));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use http_body_util::{BodyExt, Full};
+
+    use super::*;
+
+    fn mirroring(percents: &[u8]) -> Mirroring {
+        Mirroring::from_plan(&bridge_plan::Mirroring {
+            service: "main".into(),
+            mirrors: percents
+                .iter()
+                .enumerate()
+                .map(|(i, p)| bridge_plan::Mirror {
+                    service: format!("m{i}"),
+                    percent: *p,
+                })
+                .collect(),
+            mirror_body: true,
+            max_body_size: None,
+        })
+    }
+
+    #[test]
+    fn percentages_are_spread_evenly_as_traefik_counts() {
+        let m = mirroring(&[10, 50, 100, 0]);
+        let mut got = [0; 4];
+        let mut first_m0 = None;
+        for n in 1..=100 {
+            for s in m.select() {
+                let i: usize = s[1..].parse().unwrap();
+                got[i] += 1;
+                if i == 0 && first_m0.is_none() {
+                    first_m0 = Some(n);
+                }
+            }
+        }
+        assert_eq!(got, [10, 50, 100, 0]);
+        // count*100 < total*percent: the first request already qualifies for any percent > 0.
+        assert_eq!(first_m0, Some(1));
+        // 50 %: every other request.
+        let m = mirroring(&[50]);
+        let picks: Vec<bool> = (0..6).map(|_| !m.select().is_empty()).collect();
+        assert_eq!(picks, [true, false, true, false, true, false]);
+    }
+
+    /// A body of several chunks, never reporting its end before the last poll.
+    struct Chunks(std::collections::VecDeque<Bytes>);
+
+    impl Body for Chunks {
+        type Data = Bytes;
+        type Error = BoxError;
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+            Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(Frame::data(b))))
+        }
+    }
+
+    fn chunks(parts: &[&'static str]) -> Chunks {
+        Chunks(
+            parts
+                .iter()
+                .map(|p| Bytes::from_static(p.as_bytes()))
+                .collect(),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_copy_is_the_whole_body_and_the_main_body_is_unchanged() {
+        let (tee, rx) = Tee::new(Full::new(Bytes::from_static(b"hello")), Some(5));
+        let main = tee.collect().await.unwrap().to_bytes();
+        assert_eq!(&main[..], b"hello");
+        assert_eq!(&rx.await.unwrap()[..], b"hello");
+    }
+
+    #[tokio::test]
+    async fn chunks_are_copied_in_order_up_to_the_limit() {
+        let (tee, rx) = Tee::new(chunks(&["ab", "cd", "e"]), Some(5));
+        assert_eq!(&tee.collect().await.unwrap().to_bytes()[..], b"abcde");
+        assert_eq!(&rx.await.unwrap()[..], b"abcde");
+        let (tee, rx) = Tee::new(chunks(&["ab", "cd", "ef"]), Some(5));
+        assert_eq!(&tee.collect().await.unwrap().to_bytes()[..], b"abcdef");
+        assert!(rx.await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_not_mirrored_but_still_forwarded() {
+        let (tee, rx) = Tee::new(Full::new(Bytes::from_static(b"hello!")), Some(5));
+        let main = tee.collect().await.unwrap().to_bytes();
+        assert_eq!(&main[..], b"hello!");
+        assert!(rx.await.is_err());
+    }
+
+    #[tokio::test]
+    async fn an_empty_body_is_mirrored_at_once_and_no_limit_means_none() {
+        let (_tee, rx) = Tee::new(http_body_util::Empty::<Bytes>::new(), Some(0));
+        assert!(rx.await.unwrap().is_empty());
+        let big = Bytes::from(vec![b'x'; 1 << 20]);
+        let (tee, rx) = Tee::new(Full::new(big.clone()), None);
+        let _ = tee.collect().await.unwrap();
+        assert_eq!(rx.await.unwrap(), big);
+    }
+
+    #[tokio::test]
+    async fn a_body_dropped_before_its_end_is_not_mirrored() {
+        let (mut tee, rx) = Tee::new(chunks(&["a", "b"]), None);
+        let first = tee.frame().await.unwrap().unwrap();
+        assert_eq!(first.data_ref().map(|d| &d[..]), Some(&b"a"[..]));
+        drop(tee);
+        assert!(rx.await.is_err());
+    }
+}

@@ -1,0 +1,594 @@
+//! Connections to servers: `http://`, `https://` (rustls client) and `h2c://` (HTTP/2 with prior
+//! knowledge), each with the settings of its load balancer's servers transport.
+//!
+//! - Every server gets its own pooled client whose connector always dials that server's address
+//!   (after `--resolve`), so the request URI can carry what the server should see: for `https` and
+//!   `h2c` the URI authority is the `Host` value (HTTP/2's `:authority`, or the HTTP/1.1 `Host`
+//!   after ALPN picked HTTP/1.1), as Go's transport sends `req.Host`.
+//! - TLS: the aws-lc-rs provider, passed explicitly; ALPN `h2`, `http/1.1` (only `http/1.1` with
+//!   `disableHTTP2`, and always for `Upgrade` requests, which HTTP/2 cannot carry, as Go does); SNI
+//!   and the name checked in the certificate are `serverName`, else the server URL's host.
+//!   Certificates are verified against `rootCAs` when given (only those, as Go's `RootCAs`), else
+//!   the system's trust store (read once at start, via rustls-native-certs: like Traefik, and an
+//!   appliance updates it with the OS); `insecureSkipVerify` accepts any certificate but still
+//!   checks the handshake signatures.
+//! - `dialTimeout` bounds connecting (TCP and TLS handshake), `responseHeaderTimeout` the wait
+//!   for response headers (504), `idleConnTimeout` and `maxIdleConnsPerHost` the pool.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bridge_plan::ServersTransport;
+use http::{Request, Response, Uri, header};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use rustls::ClientConfig;
+use rustls::crypto::CryptoProvider;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why connections to servers cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// A servers transport cannot be honoured.
+    #[error("servers transport `{name}`: {why}")]
+    Transport {
+        /// Transport name.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A server URL cannot be used.
+    #[error("server `{url}`: {why}")]
+    Server {
+        /// Server URL.
+        url: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// Why a request to a server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// Connecting, the TLS handshake, or the exchange failed.
+    #[error(transparent)]
+    Client(#[from] hyper_util::client::legacy::Error),
+    /// No response headers within the transport's `responseHeaderTimeout`.
+    #[error("no response headers within {0} ms (responseHeaderTimeout)")]
+    HeaderTimeout(u128),
+    /// No client was set up for this server (a plan inconsistency).
+    #[error("no connection settings for this server")]
+    NoClient,
+}
+
+/// How a server is spoken to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// HTTP/1.1 over TCP.
+    Http,
+    /// HTTP/1.1 or HTTP/2 (by ALPN) over TLS.
+    Https,
+    /// HTTP/2 with prior knowledge over TCP.
+    H2c,
+}
+
+impl Scheme {
+    fn of(scheme: &str) -> Option<Scheme> {
+        match scheme {
+            "http" => Some(Scheme::Http),
+            "https" => Some(Scheme::Https),
+            "h2c" => Some(Scheme::H2c),
+            _ => None,
+        }
+    }
+}
+
+/// Dials one server, over TLS when configured.
+#[derive(Clone)]
+pub struct Connector {
+    http: HttpConnector,
+    /// `http://host:port` of the server (after `--resolve`), whatever the request URI says.
+    dial: Uri,
+    tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    /// Bounds TCP connect plus TLS handshake.
+    dial_timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for Connector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connector")
+            .field("dial", &self.dial)
+            .field("tls", &self.tls.as_ref().map(|(_, n)| n))
+            .finish_non_exhaustive()
+    }
+}
+
+impl tower_service::Service<Uri> for Connector {
+    type Response = Stream;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Stream, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        tower_service::Service::<Uri>::poll_ready(&mut self.http, cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, _uri: Uri) -> Self::Future {
+        let tcp = tower_service::Service::<Uri>::call(&mut self.http, self.dial.clone());
+        let tls = self.tls.clone();
+        let dial_timeout = self.dial_timeout;
+        Box::pin(async move {
+            let connect = async move {
+                let tcp = tcp.await?.into_inner();
+                let Some((config, name)) = tls else {
+                    return Ok(Stream::Plain(TokioIo::new(tcp)));
+                };
+                let tls = tokio_rustls::TlsConnector::from(config)
+                    .connect(name, tcp)
+                    .await?;
+                Ok::<_, BoxError>(Stream::Tls(Box::new(TokioIo::new(tls))))
+            };
+            match dial_timeout {
+                Some(d) => tokio::time::timeout(d, connect).await.map_err(|_| {
+                    Box::new(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "connect timed out (dialTimeout)",
+                    )) as BoxError
+                })?,
+                None => connect.await,
+            }
+        })
+    }
+}
+
+/// A connection to a server.
+#[derive(Debug)]
+pub enum Stream {
+    /// Plain TCP.
+    Plain(TokioIo<tokio::net::TcpStream>),
+    /// TLS over TCP.
+    Tls(Box<TokioIo<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>>),
+}
+
+impl Connection for Stream {
+    fn connected(&self) -> Connected {
+        match self {
+            Stream::Plain(s) => s.connected(),
+            Stream::Tls(s) => {
+                let (tcp, session) = s.inner().get_ref();
+                let connected = tcp.connected();
+                if session.alpn_protocol() == Some(b"h2") {
+                    connected.negotiated_h2()
+                } else {
+                    connected
+                }
+            }
+        }
+    }
+}
+
+impl hyper::rt::Read for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl hyper::rt::Write for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+}
+
+/// The pooled client(s) of one server (cheap to clone: the pools are shared).
+#[derive(Debug)]
+pub struct Upstream<B> {
+    scheme: Scheme,
+    /// The server URL's `host:port`, used as the authority when the `Host` value is unusable.
+    authority: String,
+    main: Client<Connector, B>,
+    /// HTTP/1.1-only client for `Upgrade` requests to `https` servers.
+    upgrade: Option<Client<Connector, B>>,
+    header_timeout: Option<Duration>,
+}
+
+impl<B> Clone for Upstream<B> {
+    fn clone(&self) -> Self {
+        Upstream {
+            scheme: self.scheme,
+            authority: self.authority.clone(),
+            main: self.main.clone(),
+            upgrade: self.upgrade.clone(),
+            header_timeout: self.header_timeout,
+        }
+    }
+}
+
+impl<B> Upstream<B>
+where
+    B: hyper::body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    /// Sends `req` (URI `scheme://anything/path?query`, `Host` header set) to this server.
+    pub async fn send(
+        &self,
+        mut req: Request<B>,
+        upgrade: bool,
+    ) -> Result<Response<Incoming>, SendError> {
+        if self.scheme != Scheme::Http {
+            let pq = req
+                .uri()
+                .path_and_query()
+                .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+            let scheme = if self.scheme == Scheme::Https {
+                "https"
+            } else {
+                "http"
+            };
+            // HTTP/2 carries the host as `:authority` (from the URI), not as a `Host` header.
+            let host = req.headers_mut().remove(header::HOST);
+            let from_host = host
+                .as_ref()
+                .and_then(|h| h.to_str().ok())
+                .and_then(|h| format!("{scheme}://{h}{pq}").parse::<Uri>().ok());
+            let uri = match from_host {
+                Some(u) => u,
+                None => format!("{scheme}://{}{pq}", self.authority)
+                    .parse::<Uri>()
+                    .map_err(|_| SendError::NoClient)?,
+            };
+            *req.uri_mut() = uri;
+            if self.scheme == Scheme::H2c {
+                *req.version_mut() = http::Version::HTTP_2;
+            }
+        }
+        let client = match (&self.upgrade, upgrade) {
+            (Some(c), true) => c,
+            _ => &self.main,
+        };
+        let fut = client.request(req);
+        match self.header_timeout {
+            Some(d) => match tokio::time::timeout(d, fut).await {
+                Ok(r) => r.map_err(SendError::from),
+                Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
+            },
+            None => fut.await.map_err(SendError::from),
+        }
+    }
+}
+
+/// Builds clients for servers, caching one TLS configuration per transport and the system's
+/// trust store.
+#[derive(Debug, Default)]
+pub struct Builder {
+    native: Option<Arc<rustls::RootCertStore>>,
+    configs: HashMap<String, (Arc<ClientConfig>, Arc<ClientConfig>)>,
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+}
+
+impl Builder {
+    /// The client(s) for the server at `url` under transport `name`; `resolve` pins host names.
+    pub fn upstream<B>(
+        &mut self,
+        url: &str,
+        name: &str,
+        t: &ServersTransport,
+        resolve: &HashMap<String, std::net::IpAddr>,
+    ) -> Result<Upstream<B>, TransportError>
+    where
+        B: hyper::body::Body + Send + Unpin + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let bad = |why: &str| TransportError::Server {
+            url: url.to_owned(),
+            why: why.to_owned(),
+        };
+        let uri = url.parse::<Uri>().map_err(|_| bad("not a URL"))?;
+        let scheme = uri
+            .scheme_str()
+            .and_then(Scheme::of)
+            .ok_or_else(|| bad("only http, https and h2c servers can be served"))?;
+        let host = uri.host().ok_or_else(|| bad("the URL has no host"))?;
+        let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+        let port = uri
+            .port_u16()
+            .unwrap_or(if scheme == Scheme::Https { 443 } else { 80 });
+        let dial_host = match resolve.get(host) {
+            Some(ip) if ip.is_ipv6() => format!("[{ip}]"),
+            Some(ip) => ip.to_string(),
+            None => host.to_owned(),
+        };
+        let dial = format!("http://{dial_host}:{port}")
+            .parse::<Uri>()
+            .map_err(|_| bad("cannot dial this host"))?;
+        let authority = uri
+            .authority()
+            .map_or_else(|| host.to_owned(), |a| a.as_str().to_owned());
+        let dial_timeout =
+            (t.dial_timeout_ms > 0).then(|| Duration::from_millis(t.dial_timeout_ms));
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        http.set_connect_timeout(dial_timeout);
+        let tls = if scheme == Scheme::Https {
+            let sni = t.server_name.as_deref().unwrap_or(bare_host).to_owned();
+            let sni = ServerName::try_from(sni)
+                .map_err(|_| bad("the TLS server name is not a DNS name or IP address"))?;
+            Some((self.configs(name, t)?, sni))
+        } else {
+            None
+        };
+        let client = |tls: Option<(Arc<ClientConfig>, ServerName<'static>)>, h2_only: bool| {
+            let mut b = Client::builder(TokioExecutor::new());
+            b.pool_timer(TokioTimer::new())
+                .pool_idle_timeout(
+                    (t.idle_conn_timeout_ms > 0)
+                        .then(|| Duration::from_millis(t.idle_conn_timeout_ms)),
+                )
+                .pool_max_idle_per_host(usize::try_from(t.max_idle_conns_per_host).unwrap_or(0))
+                .http2_only(h2_only);
+            b.build(Connector {
+                http: http.clone(),
+                dial: dial.clone(),
+                tls,
+                dial_timeout,
+            })
+        };
+        let (main, upgrade) = match tls {
+            Some((configs, sni)) => (
+                client(Some((configs.0, sni.clone())), false),
+                Some(client(Some((configs.1, sni)), false)),
+            ),
+            None => (client(None, scheme == Scheme::H2c), None),
+        };
+        Ok(Upstream {
+            scheme,
+            authority,
+            main,
+            upgrade,
+            header_timeout: (t.response_header_timeout_ms > 0)
+                .then(|| Duration::from_millis(t.response_header_timeout_ms)),
+        })
+    }
+
+    /// The transport's TLS client configurations: (normal ALPN, HTTP/1.1 only).
+    fn configs(
+        &mut self,
+        name: &str,
+        t: &ServersTransport,
+    ) -> Result<(Arc<ClientConfig>, Arc<ClientConfig>), TransportError> {
+        if let Some(c) = self.configs.get(name) {
+            return Ok(c.clone());
+        }
+        let err = |why: String| TransportError::Transport {
+            name: name.to_owned(),
+            why,
+        };
+        let provider = provider();
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| err(e.to_string()))?;
+        let config = if t.insecure_skip_verify {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+                .with_no_client_auth()
+        } else {
+            let roots = if t.root_cas.is_empty() {
+                self.native_roots().map_err(err)?
+            } else {
+                Arc::new(root_store(&t.root_cas).map_err(err)?)
+            };
+            builder.with_root_certificates(roots).with_no_client_auth()
+        };
+        let mut main = config.clone();
+        main.alpn_protocols = if t.disable_http2 {
+            vec![b"http/1.1".to_vec()]
+        } else {
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        };
+        let mut h1 = config;
+        h1.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let pair = (Arc::new(main), Arc::new(h1));
+        self.configs.insert(name.to_owned(), pair.clone());
+        Ok(pair)
+    }
+
+    fn native_roots(&mut self) -> Result<Arc<rustls::RootCertStore>, String> {
+        if let Some(r) = &self.native {
+            return Ok(r.clone());
+        }
+        let found = rustls_native_certs::load_native_certs();
+        let mut roots = rustls::RootCertStore::empty();
+        let (_, _) = roots.add_parsable_certificates(found.certs);
+        if roots.is_empty() {
+            return Err(format!(
+                "no CA certificate found in the system's trust store ({} errors); set rootCAs or install the CA bundle",
+                found.errors.len()
+            ));
+        }
+        let roots = Arc::new(roots);
+        self.native = Some(roots.clone());
+        Ok(roots)
+    }
+}
+
+/// The CAs in `files` (PEM, paths as written).
+fn root_store(files: &[String]) -> Result<rustls::RootCertStore, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    for file in files {
+        let certs = CertificateDer::pem_file_iter(file)
+            .map_err(|e| format!("rootCAs {file}: {e}"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("rootCAs {file}: {e}"))?;
+        if certs.is_empty() {
+            return Err(format!("rootCAs {file} holds no certificate"));
+        }
+        for c in certs {
+            roots.add(c).map_err(|e| format!("rootCAs {file}: {e}"))?;
+        }
+    }
+    Ok(roots)
+}
+
+/// `insecureSkipVerify`: any certificate is accepted; handshake signatures are still verified.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// The client of every load balancer server, by (service, server URL).
+#[derive(Debug, Default)]
+pub struct Clients<B> {
+    by_server: HashMap<(String, String), Upstream<B>>,
+}
+
+impl<B> Clients<B>
+where
+    B: hyper::body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    /// Clients for every server of every load balancer of `plan`.
+    pub fn from_plan(
+        plan: &bridge_plan::Plan,
+        resolve: &HashMap<String, std::net::IpAddr>,
+        builder: &mut Builder,
+    ) -> Result<Clients<B>, TransportError> {
+        let mut by_server = HashMap::new();
+        for (service, s) in &plan.services {
+            let bridge_plan::ServiceKind::LoadBalancer(lb) = &s.kind else {
+                continue;
+            };
+            let (name, t) = transport_of(plan, lb)?;
+            for srv in &lb.servers {
+                let up = builder.upstream(&srv.url, name, t, resolve)?;
+                by_server.insert((service.clone(), srv.url.clone()), up);
+            }
+        }
+        Ok(Clients { by_server })
+    }
+
+    /// The client of `url` in load balancer `service`.
+    pub fn get(&self, service: &str, url: &str) -> Option<&Upstream<B>> {
+        self.by_server.get(&(service.to_owned(), url.to_owned()))
+    }
+}
+
+/// The servers transport of a load balancer: (name, settings).
+pub fn transport_of<'p>(
+    plan: &'p bridge_plan::Plan,
+    lb: &'p bridge_plan::LoadBalancer,
+) -> Result<(&'p str, &'p ServersTransport), TransportError> {
+    let name = lb
+        .servers_transport
+        .as_deref()
+        .unwrap_or(bridge_plan::DEFAULT_SERVERS_TRANSPORT);
+    match plan.servers_transports.get(name) {
+        Some(t) => Ok((name, t)),
+        None => Err(TransportError::Transport {
+            name: name.to_owned(),
+            why: "not defined in the plan".into(),
+        }),
+    }
+}
