@@ -111,6 +111,11 @@ pub struct RouteTable {
     /// Routers that can only match one of a few exact hosts, by normalised host; each list is
     /// sorted by index.
     by_host: HashMap<String, Vec<u32>>,
+    /// Routers without a host key that can only match paths starting with one of a few literal
+    /// prefixes (`PathPrefix`, `Path`), by prefix; each list is sorted by index.
+    by_prefix: HashMap<String, Vec<u32>>,
+    /// The distinct lengths of the keys of `by_prefix`, ascending: a lookup tries each.
+    prefix_lengths: Vec<usize>,
     /// Every other router, sorted by index.
     generic: Vec<u32>,
     /// Some rule looks at request headers (callers may skip collecting them otherwise).
@@ -218,18 +223,26 @@ impl RouteTable {
     ) -> Result<RouteTable, RoutingError> {
         let mut routes = Vec::new();
         let mut by_host: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut by_prefix: HashMap<String, Vec<u32>> = HashMap::new();
         let mut generic = Vec::new();
         for (index, (key, rule)) in (0u32..).zip(rules) {
             let node = compile(key, rule)?;
-            match host_keys(&node) {
-                Some(mut hosts) => {
+            match (host_keys(&node), prefix_keys(&node)) {
+                (Some(mut hosts), _) => {
                     hosts.sort_unstable();
                     hosts.dedup();
                     for host in hosts {
                         by_host.entry(host.to_owned()).or_default().push(index);
                     }
                 }
-                None => generic.push(index),
+                (None, Some(mut prefixes)) => {
+                    prefixes.sort_unstable();
+                    prefixes.dedup();
+                    for prefix in prefixes {
+                        by_prefix.entry(prefix.to_owned()).or_default().push(index);
+                    }
+                }
+                (None, None) => generic.push(index),
             }
             routes.push(Route {
                 key: key.to_owned(),
@@ -237,9 +250,14 @@ impl RouteTable {
             });
         }
         let uses_headers = routes.iter().any(|r| r.node.uses_headers());
+        let mut prefix_lengths: Vec<usize> = by_prefix.keys().map(String::len).collect();
+        prefix_lengths.sort_unstable();
+        prefix_lengths.dedup();
         Ok(RouteTable {
             routes,
             by_host,
+            by_prefix,
+            prefix_lengths,
             generic,
             uses_headers,
         })
@@ -254,17 +272,52 @@ impl RouteTable {
     /// The key of the first router, in matching order, whose rule matches the request.
     pub fn route(&self, req: &RequestInfo<'_>) -> Option<&str> {
         let cx = Context::new(req);
-        self.candidates(&cx)
-            .filter_map(|i| self.routes.get(i as usize))
-            .find(|route| route.node.matches(&cx))
-            .map(|route| route.key.as_str())
+        let merged;
+        let generic: &[u32] = if self.by_prefix.is_empty() {
+            &self.generic
+        } else {
+            merged = self.path_candidates(&cx);
+            &merged
+        };
+        Merge {
+            a: self.bucket(&cx),
+            b: generic,
+        }
+        .filter_map(|i| self.routes.get(i as usize))
+        .find(|route| route.node.matches(&cx))
+        .map(|route| route.key.as_str())
+    }
+
+    /// The routers without a host key that may match the request's path: those whose literal
+    /// prefix starts the path (one hash lookup per distinct prefix length), and every router
+    /// with no key at all, in matching order.
+    fn path_candidates(&self, cx: &Context<'_>) -> Vec<u32> {
+        let path: &str = &cx.path;
+        let mut out: Vec<u32> = Vec::with_capacity(self.generic.len() + 4);
+        out.extend_from_slice(&self.generic);
+        for &len in &self.prefix_lengths {
+            let Some(head) = path.get(..len) else {
+                break;
+            };
+            if let Some(hits) = self.by_prefix.get(head) {
+                out.extend_from_slice(hits);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// How many routers [`RouteTable::route`] may have to evaluate for this request at most: the
     /// routers filed under its host plus the generic ones.
     pub fn candidates_for(&self, req: &RequestInfo<'_>) -> usize {
         let cx = Context::new(req);
-        self.bucket(&cx).len() + self.generic.len()
+        let generic = if self.by_prefix.is_empty() {
+            self.generic.len()
+        } else {
+            self.path_candidates(&cx).len()
+        };
+        self.bucket(&cx).len() + generic
     }
 
     /// The number of routers in the table.
@@ -283,13 +336,6 @@ impl RouteTable {
             return &[];
         }
         self.by_host.get(host).map_or(&[], Vec::as_slice)
-    }
-
-    fn candidates<'t>(&'t self, cx: &Context<'_>) -> Merge<'t> {
-        Merge {
-            a: self.bucket(cx),
-            b: &self.generic,
-        }
     }
 }
 
@@ -338,6 +384,29 @@ fn host_keys(node: &Node) -> Option<Vec<&str>> {
             let mut all = Vec::new();
             for part in parts {
                 all.extend(host_keys(part)?);
+            }
+            Some(all)
+        }
+        _ => None,
+    }
+}
+
+/// The literal path prefixes one of which every path matching `node` starts with, if bounded:
+/// `PathPrefix(p)` and `Path(p)` give `p`; `And` takes its most selective keyed operand; `Or`
+/// is bounded only if every operand is. (Same shape as [`host_keys`].)
+fn prefix_keys(node: &Node) -> Option<Vec<&str>> {
+    match node {
+        Node::PathPrefix(p) | Node::Path(p) if !p.is_empty() => Some(vec![p.as_str()]),
+        Node::And(parts) => parts.iter().filter_map(prefix_keys).min_by_key(|keys| {
+            (
+                keys.len(),
+                std::cmp::Reverse(keys.iter().map(|k| k.len()).min()),
+            )
+        }),
+        Node::Or(parts) if !parts.is_empty() => {
+            let mut all = Vec::new();
+            for part in parts {
+                all.extend(prefix_keys(part)?);
             }
             Some(all)
         }
@@ -1406,10 +1475,30 @@ mod tests {
             assert_eq!(t.route(&req(Some(&h), "/web")), Some("fallback"));
             assert_eq!(t.route(&req(Some(&h), "/health")), Some("health"));
         }
+        // The path index leaves out `health` for paths that do not start with `/health`.
         let r = req(Some("unknown.example.com"), "/api");
-        assert_eq!(t.candidates_for(&r), 2);
+        assert_eq!(t.candidates_for(&r), 1);
         assert_eq!(t.route(&r), Some("fallback"));
-        assert_eq!(t.candidates_for(&req(None, "/")), 2);
+        assert_eq!(t.candidates_for(&req(None, "/")), 1);
+        assert_eq!(t.candidates_for(&req(None, "/health")), 2);
+    }
+
+    #[test]
+    fn ten_thousand_path_prefix_routers_are_not_scanned_one_by_one() {
+        let rules: Vec<(String, Rule)> = (0..10_000)
+            .map(|i| (format!("r{i:05}"), prefix(&format!("/p{i}/"))))
+            .collect();
+        let t = RouteTable::from_rules(rules.iter().map(|(k, r)| (k.as_str(), r))).unwrap();
+        let r = RequestInfo {
+            method: "GET",
+            host: Some("any.example.com"),
+            path: "/p5000/x",
+            query: None,
+            headers: &[],
+            peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        };
+        assert_eq!(t.route(&r), Some("r05000"));
+        assert!(t.candidates_for(&r) <= 2, "{}", t.candidates_for(&r));
     }
 
     // --- property: the index answers like a linear scan ---
@@ -1445,6 +1534,11 @@ mod tests {
             // The common shape: Host(h) && something.
             2 => (hosts.clone(), tree.clone()).prop_map(|(h, r)| and(vec![host(h), r])),
             1 => (hosts.clone(), hosts).prop_map(|(h1, h2)| or(vec![host(h1), host(h2)])),
+            // The path-indexed shapes: PathPrefix(p) && something, Path(a) || PathPrefix(b).
+            2 => (prop::sample::select(vec!["/", "/x", "/x/", "/y", "/x/y"]), tree.clone())
+                .prop_map(|(p, r)| and(vec![prefix(p), r])),
+            1 => (prop::sample::select(vec!["/x", "/x/y"]), prop::sample::select(vec!["/y", "/x/"]))
+                .prop_map(|(a, b)| or(vec![path(a), prefix(b)])),
             2 => tree,
         ]
     }

@@ -802,13 +802,20 @@ impl Runtime {
         let write_deadline = timeouts
             .filter(|t| t.write_ms > 0 && !upgrade)
             .map(|t| started + Duration::from_millis(t.write_ms));
-        let body = Some(if read_ms > 0 && !upgrade {
-            crate::deadline::Deadline::new(body, started + Duration::from_millis(read_ms), "read")
+        // No deadline (and no timer) for a request without a body: nothing is left to read.
+        let body = Some(
+            if read_ms > 0 && !upgrade && !hyper::body::Body::is_end_stream(&body) {
+                crate::deadline::Deadline::new(
+                    body,
+                    started + Duration::from_millis(read_ms),
+                    "read",
+                )
                 .boxed_unsync()
-        } else {
-            body.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
-                .boxed_unsync()
-        });
+            } else {
+                body.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+                    .boxed_unsync()
+            },
+        );
         let mut body = body.map(|b| self.mirror(service, &parts, host, path_and_query, upgrade, b));
         let mut server = server;
         let mut target = target;

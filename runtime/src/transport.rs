@@ -537,10 +537,11 @@ impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
     }
 }
 
-/// The client of every load balancer server, by (service, server URL).
+/// The client of every load balancer server, by service and server URL (nested, so a lookup on
+/// the request path borrows its keys instead of allocating them).
 #[derive(Debug, Default)]
 pub struct Clients<B> {
-    by_server: HashMap<(String, String), Upstream<B>>,
+    by_server: HashMap<String, HashMap<String, Upstream<B>>>,
 }
 
 impl<B> Clients<B>
@@ -555,7 +556,7 @@ where
         resolve: &HashMap<String, std::net::IpAddr>,
         builder: &mut Builder,
     ) -> Result<Clients<B>, TransportError> {
-        let mut by_server = HashMap::new();
+        let mut by_server: HashMap<String, HashMap<String, Upstream<B>>> = HashMap::new();
         for (service, s) in &plan.services {
             let bridge_plan::ServiceKind::LoadBalancer(lb) = &s.kind else {
                 continue;
@@ -563,7 +564,10 @@ where
             let (name, t) = transport_of(plan, lb)?;
             for srv in &lb.servers {
                 let up = builder.upstream(&srv.url, name, t, resolve)?;
-                by_server.insert((service.clone(), srv.url.clone()), up);
+                by_server
+                    .entry(service.clone())
+                    .or_default()
+                    .insert(srv.url.clone(), up);
             }
         }
         Ok(Clients { by_server })
@@ -571,7 +575,7 @@ where
 
     /// The client of `url` in load balancer `service`.
     pub fn get(&self, service: &str, url: &str) -> Option<&Upstream<B>> {
-        self.by_server.get(&(service.to_owned(), url.to_owned()))
+        self.by_server.get(service).and_then(|s| s.get(url))
     }
 }
 
