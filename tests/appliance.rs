@@ -28,19 +28,7 @@ fn runtime_bin() -> PathBuf {
 /// and its hash.
 fn example_plan(dir: &Path, a_port: u16, b_port: u16) -> (PathBuf, String) {
     write_example(dir, a_port, b_port).unwrap();
-    let plan = dir.join("plan.json");
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
-        .arg("build")
-        .arg(dir)
-        .args(["--profile", "dev", "--out"])
-        .arg(&plan)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let plan = bridge_tests::build_plan(dir, "dev", "plan.json", &[]);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
     (plan, v["hash"].as_str().unwrap().to_owned())

@@ -79,27 +79,15 @@ pub fn start_prod(a_port: u16, b_port: u16) -> Prod {
         )
         .replace("interval: 5s", "interval: 1s");
     std::fs::write(d.join("dynamic.yml"), dynamic).unwrap();
-    let plan = d.join("plan.json");
     let path = |n: &str| d.join(n).to_string_lossy().into_owned();
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
-        .arg("build")
-        .arg(d)
-        .args(["--profile", "prod", "--out"])
-        .arg(&plan)
-        .args(["--var", &format!("domain={DOMAIN}")])
-        .args(["--var", &format!("tls_cert={}", path("bridge.crt"))])
-        .args(["--var", &format!("tls_key={}", path("bridge.key"))])
-        .args([
-            "--var",
-            &format!("dashboard_users_file={}", path("dashboard.htpasswd")),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let vars = [
+        format!("domain={DOMAIN}"),
+        format!("tls_cert={}", path("bridge.crt")),
+        format!("tls_key={}", path("bridge.key")),
+        format!("dashboard_users_file={}", path("dashboard.htpasswd")),
+    ];
+    let args: Vec<&str> = vars.iter().flat_map(|v| ["--var", v.as_str()]).collect();
+    let plan = crate::build_plan(d, "prod", "plan.json", &args);
     let (child, addrs) = crate::spawn_serving(
         Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
             .arg(&plan)

@@ -204,19 +204,7 @@ fn rule_table_through_the_real_server() {
     dynamic.push_str(&middlewares);
     dynamic.push_str(&format!("  services:\n    echo:\n      loadBalancer:\n        servers:\n          - url: \"http://{backend}\"\n"));
     std::fs::write(dir.path().join("dynamic.yml"), &dynamic).unwrap();
-    let plan = dir.path().join("plan.json");
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
-        .arg("build")
-        .arg(dir.path())
-        .args(["--profile", "dev", "--out"])
-        .arg(&plan)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{dynamic}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let plan = bridge_tests::build_plan(dir.path(), "dev", "plan.json", &[]);
     let (mut child, addrs) = bridge_tests::spawn_serving(
         Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
             .arg(&plan)

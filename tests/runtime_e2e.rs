@@ -195,19 +195,7 @@ fn start_full(
         )
         .replace("interval: 5s", "interval: 1s");
     std::fs::write(dir.join("dynamic.yml"), dynamic).unwrap();
-    let plan = dir.join("plan.json");
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
-        .args(["build"])
-        .arg(dir)
-        .args(["--profile", "dev", "--out"])
-        .arg(&plan)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let plan = bridge_tests::build_plan(dir, "dev", "plan.json", &[]);
     let (child, addrs) = bridge_tests::spawn_serving(
         Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
             .arg(&plan)
@@ -971,19 +959,7 @@ fn mutual_tls_accepts_only_clients_with_a_certificate_from_the_ca() {
         ),
     )
     .unwrap();
-    let plan = d.join("plan.json");
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
-        .arg("build")
-        .arg(d)
-        .args(["--profile", "dev", "--out"])
-        .arg(&plan)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let plan = bridge_tests::build_plan(d, "dev", "plan.json", &[]);
     let (child, addrs) = bridge_tests::spawn_serving(
         Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
             .arg(&plan)
@@ -1353,19 +1329,7 @@ fn build_and_serve(
 ) -> Runtime {
     std::fs::write(d.join("traefik.yml"), static_yml).unwrap();
     std::fs::write(d.join("dynamic.yml"), dynamic_yml).unwrap();
-    let plan = d.join("plan.json");
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
-        .arg("build")
-        .arg(d)
-        .args(["--profile", "dev", "--out"])
-        .arg(&plan)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let plan = bridge_tests::build_plan(d, "dev", "plan.json", &[]);
     let (child, addrs) = bridge_tests::spawn_serving(
         Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
             .arg(&plan)

@@ -88,3 +88,24 @@ pub fn spawn_serving(
         .collect();
     (child, addrs)
 }
+
+/// Runs `bridgectl build DIR --profile PROFILE --out DIR/<out> [extra...]` and returns the plan's
+/// path; panics with bridgectl's diagnostics when the build fails.
+pub fn build_plan(dir: &Path, profile: &str, out: &str, extra: &[&str]) -> PathBuf {
+    let plan = dir.join(out);
+    let result = std::process::Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+        .arg("build")
+        .arg(dir)
+        .args(["--profile", profile, "--out"])
+        .arg(&plan)
+        .args(extra)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run bridgectl: {e}"));
+    assert!(
+        result.status.success(),
+        "bridgectl build {} failed:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    plan
+}
