@@ -466,6 +466,20 @@ impl<'a> Ctx<'a> {
             let span = self.static_span(pointer);
             self.err(code, msg, span, pointer.into());
         }
+        if cfg
+            .log
+            .as_ref()
+            .and_then(|l| l.file_path.as_deref())
+            .is_some_and(|p| !p.is_empty())
+        {
+            let span = self.static_span("/log/filePath");
+            self.warn(
+                Code::Ignored,
+                "log.filePath is ignored: bridge-runtime writes its logs to standard error (the service manager or container runtime collects them)".into(),
+                span,
+                "/log/filePath".into(),
+            );
+        }
     }
 
     fn default_syntax(&self) -> RuleSyntax {
