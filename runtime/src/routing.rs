@@ -546,9 +546,7 @@ impl Node {
             _ => false,
         }
     }
-}
 
-impl Node {
     fn matches(&self, cx: &Context<'_>) -> bool {
         match self {
             Node::And(parts) => parts.iter().all(|p| p.matches(cx)),

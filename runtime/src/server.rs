@@ -1303,17 +1303,7 @@ impl Prober for HttpProber {
         let Ok(connect_uri) = format!("http://{connect}{pq}").parse::<Uri>() else {
             return ProbeResult::failed("invalid probe URL");
         };
-        let mut builder = Request::builder()
-            .method(target.method.as_str())
-            .uri(connect_uri)
-            .header(
-                header::HOST,
-                target.host_header.clone().unwrap_or(authority),
-            );
-        for (k, v) in &target.headers {
-            builder = builder.header(k.as_str(), v.as_str());
-        }
-        let Ok(req) = builder.body(Full::new(Bytes::new())) else {
+        let Some(req) = probe_request(target, connect_uri, authority) else {
             return ProbeResult::failed("invalid probe request");
         };
         match tokio::time::timeout(target.timeout, self.client.request(req)).await {
@@ -1322,6 +1312,26 @@ impl Prober for HttpProber {
             Ok(Ok(resp)) => ProbeResult::status(resp.status().as_u16()),
         }
     }
+}
+
+/// The probe request: the check's method and headers, `Host` from `hostname` or the server URL's
+/// authority, sent to `uri`.
+fn probe_request(
+    target: &ProbeTarget,
+    uri: Uri,
+    authority: String,
+) -> Option<Request<Full<Bytes>>> {
+    let mut builder = Request::builder()
+        .method(target.method.as_str())
+        .uri(uri)
+        .header(
+            header::HOST,
+            target.host_header.clone().unwrap_or(authority),
+        );
+    for (k, v) in &target.headers {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    builder.body(Full::new(Bytes::new())).ok()
 }
 
 /// One probe with a plan client: the URL as the request URI (the client dials the server).
@@ -1341,17 +1351,7 @@ async fn probe_with(
     let Ok(uri) = format!("http://{authority}{pq}").parse::<Uri>() else {
         return ProbeResult::failed("invalid probe URL");
     };
-    let mut builder = Request::builder()
-        .method(target.method.as_str())
-        .uri(uri)
-        .header(
-            header::HOST,
-            target.host_header.clone().unwrap_or(authority),
-        );
-    for (k, v) in &target.headers {
-        builder = builder.header(k.as_str(), v.as_str());
-    }
-    let Ok(req) = builder.body(Full::new(Bytes::new())) else {
+    let Some(req) = probe_request(target, uri, authority) else {
         return ProbeResult::failed("invalid probe request");
     };
     match tokio::time::timeout(target.timeout, up.send(req, false)).await {
