@@ -23,6 +23,7 @@ pub mod mirror;
 pub mod notify;
 pub mod observe;
 pub mod plan;
+pub mod pool;
 pub mod routing;
 pub mod server;
 pub mod tls;

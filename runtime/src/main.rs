@@ -42,6 +42,11 @@ struct Args {
     /// Pin a backend host name to an IP address, like curl's --resolve (repeatable): node-a=10.0.0.5.
     #[arg(long = "resolve", value_name = "HOST=IP", value_parser = parse_resolve)]
     resolves: Vec<(String, IpAddr)>,
+    /// Worker threads serving connections. Default: TOKIO_WORKER_THREADS when set, else the CPUs
+    /// this process may run on (its affinity: under `taskset -c 0` that is one). With one, all
+    /// work runs on a single thread without work stealing, the fastest way to use one core.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    workers: Option<u16>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -128,17 +133,25 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let workers = cli.serve.workers.map_or_else(default_workers, usize::from);
+    let built = if workers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()
+    };
+    let rt = match built {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("bridge-runtime: cannot start the async runtime: {e}");
             return ExitCode::from(2);
         }
     };
-    match rt.block_on(run(plan, cli.serve)) {
+    match rt.block_on(run(plan, cli.serve, workers)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bridge-runtime: error: {e}");
@@ -147,10 +160,20 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(path: PathBuf, args: Args) -> Result<(), Box<dyn std::error::Error>> {
+/// `TOKIO_WORKER_THREADS` when set (as tokio itself reads it), else the CPUs this process may use.
+fn default_workers() -> usize {
+    std::env::var("TOKIO_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+async fn run(path: PathBuf, args: Args, workers: usize) -> Result<(), Box<dyn std::error::Error>> {
     let plan = bridge_runtime::plan::load_plan_file(&path)?;
     bridge_runtime::logging::init(&plan.log);
     tracing::info!("plan {} (profile {}) verified", plan.hash, plan.profile);
+    tracing::info!("{workers} worker thread(s)");
     let binds: HashMap<String, SocketAddr> = args.binds.into_iter().collect();
     for (ep, addr) in &binds {
         tracing::info!("--bind {ep}={addr}");

@@ -31,6 +31,8 @@ pub type Body = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 /// Request body type sent upstream: the client's streamed body, or empty for a retry.
 pub type ReqBody =
     http_body_util::combinators::UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+/// Response body type received from servers.
+type UpstreamBody = crate::pool::UpstreamBody<ReqBody>;
 
 /// True for requests that may be sent again when the first server could not be reached: safe
 /// methods without a body (nothing was consumed, repeating cannot change state).
@@ -819,13 +821,26 @@ impl Runtime {
         let mut body = body.map(|b| self.mirror(service, &parts, host, path_and_query, upgrade, b));
         let mut server = server;
         let mut target = target;
+        // Origin-form for the server (the client dials the server's address itself): the
+        // request's own URI when middlewares left its path alone, which saves parsing it again.
+        let uri = if parts.uri.scheme().is_none()
+            && parts
+                .uri
+                .path_and_query()
+                .map(http::uri::PathAndQuery::as_str)
+                == Some(path_and_query)
+        {
+            std::mem::take(&mut parts.uri)
+        } else {
+            match path_and_query.parse::<http::uri::PathAndQuery>() {
+                Ok(pq) => Uri::from(pq),
+                Err(_) => return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n"),
+            }
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let Ok(uri) = format!("http://{}{path_and_query}", target.connect).parse::<Uri>()
-            else {
-                return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
-            };
+            let uri = uri.clone();
             // Keep the headers for a possible retry; the last attempt takes them.
             let mut headers = if may_retry && attempt < max_attempts {
                 parts.headers.clone()
@@ -1001,7 +1016,7 @@ impl Runtime {
         server: &crate::upstream::ServerRef,
         req: Request<ReqBody>,
         upgrade: bool,
-    ) -> Result<Response<Incoming>, crate::transport::SendError> {
+    ) -> Result<Response<UpstreamBody>, crate::transport::SendError> {
         match self.clients.get(server.service(), server.url()) {
             Some(c) => c.send(req, upgrade).await,
             None => Err(crate::transport::SendError::NoClient),
@@ -1041,7 +1056,7 @@ impl Runtime {
 
     fn finish(
         &self,
-        result: Result<Response<Incoming>, crate::transport::SendError>,
+        result: Result<Response<UpstreamBody>, crate::transport::SendError>,
         server: &crate::upstream::ServerRef,
         service: &str,
         client_upgrade: Option<hyper::upgrade::OnUpgrade>,
@@ -1144,6 +1159,15 @@ fn preflight_response(
 fn classify(e: &crate::transport::SendError) -> (FailureKind, bool) {
     match e {
         crate::transport::SendError::Client(e) => classify_client(e),
+        crate::transport::SendError::Pool(e) => {
+            let timed_out = e.is_timeout();
+            let kind = match (e.is_connect(), timed_out) {
+                (true, true) => FailureKind::Timeout,
+                (true, false) => FailureKind::ConnectRefused,
+                (false, _) => FailureKind::Reset,
+            };
+            (kind, timed_out)
+        }
         crate::transport::SendError::HeaderTimeout(_) => (FailureKind::Timeout, true),
         crate::transport::SendError::NoClient => (FailureKind::ConnectRefused, false),
     }
@@ -1467,7 +1491,10 @@ impl Conn {
             // Each request sees the plan current when it arrived (SIGHUP swaps it atomically).
             let rt = current.load_full();
             let ep = ep.clone();
-            async move { Ok::<_, Infallible>(rt.handle(ep, peer, tls, req).await) }
+            // Boxed: hyper keeps the future in its dispatcher, and moving the unboxed state
+            // machine (kilobytes) there on every request showed as memcpy in profiles.
+            let fut = Box::pin(rt.handle(ep, peer, tls, req));
+            async move { Ok::<_, Infallible>(fut.await) }
         });
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
         let _ = watcher.watch(conn.into_owned()).await;

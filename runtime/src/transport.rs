@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::pool::UpstreamBody;
 use bridge_plan::ServersTransport;
 use http::{Request, Response, Uri, header};
-use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -62,6 +62,9 @@ pub enum SendError {
     /// Connecting, the TLS handshake, or the exchange failed.
     #[error(transparent)]
     Client(#[from] hyper_util::client::legacy::Error),
+    /// Connecting to an `http://` server or the exchange with it failed.
+    #[error(transparent)]
+    Pool(#[from] crate::pool::PoolError),
     /// No response headers within the transport's `responseHeaderTimeout`.
     #[error("no response headers within {0} ms (responseHeaderTimeout)")]
     HeaderTimeout(u128),
@@ -239,6 +242,9 @@ pub struct Upstream<B> {
     scheme: Scheme,
     /// The server URL's `host:port`, used as the authority when the `Host` value is unusable.
     authority: String,
+    /// `http://` servers: the proxy's own HTTP/1.1 pool (see [`crate::pool`]).
+    pool: Option<Arc<crate::pool::H1Pool<B>>>,
+    /// `https://` and `h2c://` servers: hyper-util's client (HTTP/2 multiplexing, ALPN).
     main: Client<Connector, B>,
     /// HTTP/1.1-only client for `Upgrade` requests to `https` servers.
     upgrade: Option<Client<Connector, B>>,
@@ -250,6 +256,7 @@ impl<B> Clone for Upstream<B> {
         Upstream {
             scheme: self.scheme,
             authority: self.authority.clone(),
+            pool: self.pool.clone(),
             main: self.main.clone(),
             upgrade: self.upgrade.clone(),
             header_timeout: self.header_timeout,
@@ -263,13 +270,33 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    /// Sends `req` (URI `scheme://anything/path?query`, `Host` header set) to this server.
+    /// Sends `req` (URI `/path?query` or `scheme://anything/path?query`, `Host` header set) to
+    /// this server.
     pub async fn send(
         &self,
         mut req: Request<B>,
         upgrade: bool,
-    ) -> Result<Response<Incoming>, SendError> {
-        if self.scheme != Scheme::Http {
+    ) -> Result<Response<UpstreamBody<B>>, SendError> {
+        if let Some(pool) = &self.pool {
+            if req.uri().scheme().is_some() {
+                // HTTP/1.1 to an origin server: origin-form.
+                let pq = req
+                    .uri()
+                    .path_and_query()
+                    .cloned()
+                    .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
+                *req.uri_mut() = Uri::from(pq);
+            }
+            let fut = pool.send(req);
+            return match self.header_timeout {
+                Some(d) => match tokio::time::timeout(d, fut).await {
+                    Ok(r) => r.map_err(SendError::from),
+                    Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
+                },
+                None => fut.await.map_err(SendError::from),
+            };
+        }
+        {
             let pq = req
                 .uri()
                 .path_and_query()
@@ -301,13 +328,14 @@ where
             _ => &self.main,
         };
         let fut = client.request(req);
-        match self.header_timeout {
+        let resp = match self.header_timeout {
             Some(d) => match tokio::time::timeout(d, fut).await {
                 Ok(r) => r.map_err(SendError::from),
                 Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
             },
             None => fut.await.map_err(SendError::from),
-        }
+        };
+        resp.map(|r| r.map(UpstreamBody::unpooled))
     }
 }
 
@@ -391,6 +419,14 @@ impl Builder {
                 dial_timeout,
             })
         };
+        let pool = (scheme == Scheme::Http).then(|| {
+            crate::pool::H1Pool::new(
+                format!("{dial_host}:{port}"),
+                dial_timeout,
+                usize::try_from(t.max_idle_conns_per_host).unwrap_or(usize::MAX),
+                (t.idle_conn_timeout_ms > 0).then(|| Duration::from_millis(t.idle_conn_timeout_ms)),
+            )
+        });
         let (main, upgrade) = match tls {
             Some((configs, sni)) => (
                 client(Some((configs.0, sni.clone())), false),
@@ -401,6 +437,7 @@ impl Builder {
         Ok(Upstream {
             scheme,
             authority,
+            pool,
             main,
             upgrade,
             header_timeout: (t.response_header_timeout_ms > 0)
