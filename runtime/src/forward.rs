@@ -116,26 +116,30 @@ pub fn is_upgrade(headers: &HeaderMap) -> bool {
 /// Removes hop-by-hop headers, including those named in `Connection`. When `keep_upgrade`, the
 /// `Upgrade` header and `Connection: upgrade` are kept so the upstream can switch protocols.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
-    let named: Vec<HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .filter(|t| {
-            let keep = keep_upgrade && t.eq_ignore_ascii_case("upgrade");
-            !t.is_empty() && !keep
-        })
-        .filter_map(|t| HeaderName::from_bytes(t.as_bytes()).ok())
-        .collect();
-    for name in named {
-        headers.remove(name);
-    }
-    for name in &HOP_BY_HOP {
-        if keep_upgrade && (name == header::UPGRADE || name == header::CONNECTION) {
-            continue;
+    // One pass over the (few) names finds whether there is anything to do: most requests carry
+    // no hop-by-hop header, and a lookup per name costs a hash each.
+    if headers.keys().any(|k| HOP_BY_HOP.contains(k)) {
+        let named: Vec<HeaderName> = headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|t| {
+                let keep = keep_upgrade && t.eq_ignore_ascii_case("upgrade");
+                !t.is_empty() && !keep
+            })
+            .filter_map(|t| HeaderName::from_bytes(t.as_bytes()).ok())
+            .collect();
+        for name in named {
+            headers.remove(name);
         }
-        headers.remove(name);
+        for name in &HOP_BY_HOP {
+            if keep_upgrade && (name == header::UPGRADE || name == header::CONNECTION) {
+                continue;
+            }
+            headers.remove(name);
+        }
     }
     if keep_upgrade {
         headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
@@ -147,31 +151,42 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
 pub struct Incoming<'a> {
     /// TCP peer.
     pub peer: IpAddr,
+    /// The peer's address as a header value (computed once per connection).
+    pub peer_value: &'a HeaderValue,
     /// The connection is TLS.
     pub tls: bool,
     /// The request's host (authority or Host header), with port if any.
-    pub host: Option<&'a str>,
+    pub host: Option<&'a HeaderValue>,
     /// The entry point's port, used when the host carries none.
     pub entrypoint_port: u16,
     /// This proxy's host name, for `X-Forwarded-Server`.
-    pub server_name: &'a str,
+    pub server_name: &'a HeaderValue,
+}
+
+/// The value `X-Forwarded-For` and `X-Real-Ip` carry for a peer (IPv4-mapped addresses as IPv4).
+pub fn peer_value(peer: IpAddr) -> HeaderValue {
+    HeaderValue::from_str(&canonical_ip(peer).to_string())
+        .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
 /// Sets `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik: untrusted
 /// values are dropped first; existing trusted values are kept (For gets the peer appended).
 pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
-    let is_trusted = trust.trusts(inc.peer);
-    if !is_trusted {
+    if !trust.trusts(inc.peer) && headers.keys().any(|k| FORWARDED_HEADERS.contains(k)) {
         for name in &FORWARDED_HEADERS {
             headers.remove(name);
         }
     }
-    let peer = canonical_ip(inc.peer).to_string();
     let xff = match headers.get(&X_FORWARDED_FOR).and_then(|v| v.to_str().ok()) {
-        Some(prior) if !prior.trim().is_empty() => format!("{prior}, {peer}"),
-        _ => peer.clone(),
+        Some(prior) if !prior.trim().is_empty() => {
+            let joined = format!("{prior}, {}", inc.peer_value.to_str().unwrap_or_default());
+            HeaderValue::from_str(&joined).ok()
+        }
+        _ => Some(inc.peer_value.clone()),
     };
-    set(headers, X_FORWARDED_FOR, &xff);
+    if let Some(xff) = xff {
+        headers.insert(X_FORWARDED_FOR, xff);
+    }
     let websocket = headers
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
@@ -183,27 +198,30 @@ pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust)
             (false, true) => "ws",
             (false, false) => "http",
         };
-        set(headers, X_FORWARDED_PROTO, proto);
+        headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
     }
     if !headers.contains_key(&X_FORWARDED_HOST)
         && let Some(h) = inc.host
     {
-        set(headers, X_FORWARDED_HOST, h);
+        headers.insert(X_FORWARDED_HOST, h.clone());
     }
     if !headers.contains_key(&X_FORWARDED_PORT) {
-        let port = inc
-            .host
-            .and_then(host_port)
-            .unwrap_or(if inc.host.is_some() {
-                if inc.tls { 443 } else { 80 }
-            } else {
-                inc.entrypoint_port
-            });
-        set(headers, X_FORWARDED_PORT, &port.to_string());
+        let host = inc.host.and_then(|h| h.to_str().ok());
+        let port = host.and_then(host_port).unwrap_or(if host.is_some() {
+            if inc.tls { 443 } else { 80 }
+        } else {
+            inc.entrypoint_port
+        });
+        let value = match port {
+            80 => HeaderValue::from_static("80"),
+            443 => HeaderValue::from_static("443"),
+            p => HeaderValue::from(p),
+        };
+        headers.insert(X_FORWARDED_PORT, value);
     }
-    set(headers, X_FORWARDED_SERVER, inc.server_name);
+    headers.insert(X_FORWARDED_SERVER, inc.server_name.clone());
     if !headers.contains_key(&X_REAL_IP) {
-        set(headers, X_REAL_IP, &peer);
+        headers.insert(X_REAL_IP, inc.peer_value.clone());
     }
 }
 
@@ -222,12 +240,6 @@ pub fn host_port(host: &str) -> Option<u16> {
     if p.is_empty() { None } else { p.parse().ok() }
 }
 
-fn set(headers: &mut HeaderMap, name: HeaderName, value: &str) {
-    if let Ok(v) = HeaderValue::from_str(value) {
-        headers.insert(name, v);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,12 +252,14 @@ mod tests {
     }
 
     fn inc(peer: &str, tls: bool, host: Option<&'static str>) -> Incoming<'static> {
+        let peer: IpAddr = peer.parse().unwrap();
         Incoming {
-            peer: peer.parse().unwrap(),
+            peer,
+            peer_value: Box::leak(Box::new(peer_value(peer))),
             tls,
-            host,
+            host: host.map(|h| &*Box::leak(Box::new(HeaderValue::from_static(h)))),
             entrypoint_port: 80,
-            server_name: "bridge-1",
+            server_name: Box::leak(Box::new(HeaderValue::from_static("bridge-1"))),
         }
     }
 

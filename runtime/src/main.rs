@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use clap::Parser;
 
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Serve a routing plan written by `bridgectl build`.
 ///
 /// The plan's hash and version are verified before anything is served. Servers with a health check

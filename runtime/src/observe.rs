@@ -53,14 +53,13 @@ pub fn note(f: impl FnOnce(&mut Served)) {
 }
 
 /// Runs `fut` with a fresh [`Served`] and returns it with the output.
-pub async fn scoped<F: Future>(fut: F) -> (F::Output, Served) {
-    SERVED
-        .scope(RefCell::new(Served::default()), async move {
-            let out = fut.await;
-            let served = SERVED.with(|s| s.take());
-            (out, served)
-        })
-        .await
+pub fn scoped<F: Future>(fut: F) -> impl Future<Output = (F::Output, Served)> {
+    // Not an `async fn`: that would hold `fut` once as its argument and again inside the scope.
+    SERVED.scope(RefCell::new(Served::default()), async move {
+        let out = fut.await;
+        let served = SERVED.with(|s| s.take());
+        (out, served)
+    })
 }
 
 /// What the access log and metrics need of a request, taken before it is handled.

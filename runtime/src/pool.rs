@@ -239,7 +239,8 @@ where
                 Some(tx) => (tx, true),
                 None => {
                     self.start_sweeping();
-                    (self.connect().await?, false)
+                    // Boxed: dialling is rare, and its state would enlarge every exchange.
+                    (Box::pin(self.connect()).await?, false)
                 }
             };
             if let Err(e) = tx.ready().await {

@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -97,7 +99,8 @@ pub struct Runtime {
     clients: crate::transport::Clients<ReqBody>,
     /// Per health-check probe URL: its client, with the load balancer's servers transport.
     probe_clients: Arc<HashMap<String, crate::transport::Upstream<Full<Bytes>>>>,
-    server_name: String,
+    /// This host's name, the `X-Forwarded-Server` value.
+    server_name_value: HeaderValue,
     auth: HashMap<String, Arc<crate::auth::BasicAuth>>,
     started: String,
     regexes: HashMap<String, Vec<regex::Regex>>,
@@ -119,6 +122,25 @@ pub struct Runtime {
     observer: Option<Arc<crate::observe::Observer>>,
 }
 
+/// The client end of a connection, with its address formatted once for `X-Forwarded-For`.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// TCP peer address.
+    pub addr: SocketAddr,
+    /// The peer's IP as `X-Forwarded-For` / `X-Real-Ip` carry it.
+    pub ip_value: HeaderValue,
+}
+
+impl Peer {
+    /// The peer at `addr`.
+    pub fn new(addr: SocketAddr) -> Peer {
+        Peer {
+            addr,
+            ip_value: forward::peer_value(addr.ip()),
+        }
+    }
+}
+
 /// A server URL resolved once at load.
 #[derive(Debug, Clone)]
 struct Target {
@@ -126,6 +148,8 @@ struct Target {
     authority: String,
     /// `host:port` to connect to (the pinned IP with `--resolve`).
     connect: String,
+    /// `authority` as a header value, made once.
+    host_value: HeaderValue,
 }
 
 impl Target {
@@ -143,7 +167,12 @@ impl Target {
             }
             None => authority.clone(),
         };
-        Some(Target { authority, connect })
+        let host_value = HeaderValue::from_str(&authority).ok()?;
+        Some(Target {
+            authority,
+            connect,
+            host_value,
+        })
     }
 }
 
@@ -295,7 +324,8 @@ impl Runtime {
             tables,
             clients,
             probe_clients,
-            server_name,
+            server_name_value: HeaderValue::from_str(&server_name)
+                .unwrap_or_else(|_| HeaderValue::from_static("bridge-runtime")),
             auth,
             started: rfc3339_now(),
         })
@@ -378,16 +408,31 @@ impl Runtime {
 
     /// Answers one request that arrived on entry point `ep` from `peer`, over TLS when `tls`;
     /// with metrics or an access log, the request is recorded when its response has been sent.
-    pub async fn handle(
+    ///
+    /// One heap allocation per request holds the whole state of answering it; it is boxed here
+    /// (not by the caller) so a request without metrics or access log does not carry the
+    /// observed variant's state, and hyper moves a pointer instead of kilobytes.
+    pub fn handle(
         self: Arc<Self>,
         ep: Arc<str>,
-        peer: SocketAddr,
+        peer: Peer,
+        tls: bool,
+        req: Request<Incoming>,
+    ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
+        match self.observer.clone() {
+            None => Box::pin(self.respond(ep, peer, tls, req)),
+            Some(observer) => Box::pin(self.observed(observer, ep, peer, tls, req)),
+        }
+    }
+
+    async fn observed(
+        self: Arc<Self>,
+        observer: Arc<crate::observe::Observer>,
+        ep: Arc<str>,
+        peer: Peer,
         tls: bool,
         req: Request<Incoming>,
     ) -> Response<Body> {
-        let Some(observer) = self.observer.clone() else {
-            return self.respond(ep, peer, tls, req).await;
-        };
         let header = |h: header::HeaderName| {
             req.headers()
                 .get(h)
@@ -396,7 +441,7 @@ impl Runtime {
         };
         let facts = crate::observe::RequestFacts {
             entrypoint: crate::metrics::Name::from(&*ep),
-            peer,
+            peer: peer.addr,
             method: req.method().as_str().to_owned(),
             path: req
                 .uri()
@@ -429,7 +474,7 @@ impl Runtime {
     async fn respond(
         self: Arc<Self>,
         ep: Arc<str>,
-        peer: SocketAddr,
+        peer: Peer,
         tls: bool,
         mut req: Request<Incoming>,
     ) -> Response<Body> {
@@ -437,18 +482,19 @@ impl Runtime {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
         };
         let scheme = if tls { "https" } else { "http" };
-        let host_owned: Option<String> = req
-            .uri()
-            .authority()
-            .map(|a| a.as_str().to_owned())
-            .or_else(|| {
-                req.headers()
-                    .get(header::HOST)
-                    .and_then(|h| h.to_str().ok())
-                    .map(str::to_owned)
-            });
+        // The host as a header value: a reference-counted copy of the request's, so it outlives
+        // the changes middlewares make to the request without being copied.
+        let host_value: Option<HeaderValue> = match req.uri().authority() {
+            Some(a) => HeaderValue::from_str(a.as_str()).ok(),
+            None => req
+                .headers()
+                .get(header::HOST)
+                .filter(|h| h.to_str().is_ok())
+                .cloned(),
+        };
+        let host_owned: Option<&str> = host_value.as_ref().and_then(|h| h.to_str().ok());
         if let Some(redirect) = &entry.redirect {
-            return redirect_response(redirect, host_owned.as_deref(), req.method(), req.uri());
+            return redirect_response(redirect, host_owned, req.method(), req.uri());
         }
         // Traefik's `prometheus@internal` router on the metrics entry point (TLS-only when the
         // entry point serves TLS, like the routers there).
@@ -487,11 +533,11 @@ impl Runtime {
             };
             let info = RequestInfo {
                 method: req.method().as_str(),
-                host: host_owned.as_deref(),
+                host: host_owned,
                 path: req.uri().path(),
                 query: req.uri().query(),
                 headers: &header_refs,
-                peer: peer.ip(),
+                peer: peer.addr.ip(),
             };
             table.and_then(|t| t.route(&info))
         };
@@ -512,10 +558,10 @@ impl Runtime {
             return self.metrics_response(req.headers().get(header::ACCEPT));
         }
         // Request middlewares, in chain order.
-        let mut path_and_query = req
-            .uri()
-            .path_and_query()
-            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+        // Borrowed from a reference-counted copy of the request's until a middleware rewrites it.
+        let original_pq = req.uri().path_and_query().cloned();
+        let mut path_and_query: std::borrow::Cow<'_, str> =
+            std::borrow::Cow::Borrowed(original_pq.as_ref().map_or("/", |p| p.as_str()));
         let mut response_headers: Vec<(String, String)> = Vec::new();
         // Attempts for safe requests that cannot reach a server: the retry middleware's, else 2
         // (bridgectl retries once on another server by default).
@@ -527,7 +573,7 @@ impl Runtime {
                 continue;
             };
             if let Some(a) = self.auth.get(m) {
-                match a.verify(req.headers().get(header::AUTHORIZATION)).await {
+                match Box::pin(a.verify(req.headers().get(header::AUTHORIZATION))).await {
                     crate::auth::Verdict::Allowed { user } => {
                         crate::observe::note(|s| s.user = Some(user.clone()));
                         if let Some(field) = a.header_field()
@@ -566,13 +612,15 @@ impl Runtime {
                         if let Ok(v) = HeaderValue::from_str(prefix) {
                             req.headers_mut().insert("x-forwarded-prefix", v);
                         }
-                        path_and_query = join_pq(&rest, q);
+                        path_and_query = std::borrow::Cow::Owned(join_pq(&rest, q));
                     }
                 }
                 MiddlewareKind::AddPrefix(ap) => {
                     let (p, q) = split_pq(&path_and_query);
-                    path_and_query =
-                        join_pq(&format!("{}{}", ap.prefix.trim_end_matches('/'), p), q);
+                    path_and_query = std::borrow::Cow::Owned(join_pq(
+                        &format!("{}{}", ap.prefix.trim_end_matches('/'), p),
+                        q,
+                    ));
                 }
                 MiddlewareKind::StripPrefixRegex(_) => {
                     let (p, q) = split_pq(&path_and_query);
@@ -593,11 +641,11 @@ impl Runtime {
                         if let Ok(v) = HeaderValue::from_str(&prefix) {
                             req.headers_mut().insert("x-forwarded-prefix", v);
                         }
-                        path_and_query = join_pq(&rest, q);
+                        path_and_query = std::borrow::Cow::Owned(join_pq(&rest, q));
                     }
                 }
                 MiddlewareKind::RedirectScheme(rs) if rs.scheme != scheme => {
-                    let host = host_owned.as_deref().unwrap_or("");
+                    let host = host_owned.unwrap_or("");
                     let bare = strip_port(host);
                     let port = rs.port.as_deref().filter(|p| {
                         !((rs.scheme == "https" && *p == "443")
@@ -610,10 +658,7 @@ impl Runtime {
                     return redirect_to(&location, rs.permanent, req.method());
                 }
                 MiddlewareKind::RedirectRegex(rr) => {
-                    let url = format!(
-                        "{scheme}://{}{path_and_query}",
-                        host_owned.as_deref().unwrap_or("")
-                    );
+                    let url = format!("{scheme}://{}{path_and_query}", host_owned.unwrap_or(""));
                     if let Some(re) = self.regexes.get(m).and_then(|r| r.first())
                         && re.is_match(&url)
                     {
@@ -624,7 +669,8 @@ impl Runtime {
                     }
                 }
                 MiddlewareKind::IpAllowList(al) => {
-                    let client = client_ip(peer.ip(), req.headers(), al.depth, &al.excluded_ips);
+                    let client =
+                        client_ip(peer.addr.ip(), req.headers(), al.depth, &al.excluded_ips);
                     let nets = self.allow.get(m).map_or(&[][..], Vec::as_slice);
                     let allowed = client.is_some_and(|ip| forward::in_nets(nets, ip));
                     if !allowed {
@@ -644,7 +690,7 @@ impl Runtime {
                     if let Ok(v) = HeaderValue::from_str(p) {
                         req.headers_mut().insert("x-replaced-path", v);
                     }
-                    path_and_query = join_pq(&rp.path, q);
+                    path_and_query = std::borrow::Cow::Owned(join_pq(&rp.path, q));
                 }
                 MiddlewareKind::Headers(h) => {
                     if let Some(c) = self.cors.get(m) {
@@ -717,9 +763,9 @@ impl Runtime {
             .forward(
                 &router.service,
                 req,
-                peer,
-                (&ep, entry.port, tls),
-                host_owned.as_deref(),
+                &peer,
+                (&ep, entry, tls),
+                host_value.as_ref(),
                 &path_and_query,
                 retry,
             )
@@ -752,9 +798,9 @@ impl Runtime {
         &self,
         service: &str,
         mut req: Request<Incoming>,
-        peer: SocketAddr,
-        (ep, port, tls): (&str, u16, bool),
-        host: Option<&str>,
+        peer: &Peer,
+        (ep, entry, tls): (&str, &bridge_plan::EntryPoint, bool),
+        host_value: Option<&HeaderValue>,
         path_and_query: &str,
         (max_attempts, mut backoff): (u32, Duration),
     ) -> Response<Body> {
@@ -788,17 +834,19 @@ impl Runtime {
             forward::set_forwarded(
                 headers,
                 &IncomingInfo {
-                    peer: peer.ip(),
+                    peer: peer.addr.ip(),
+                    peer_value: &peer.ip_value,
                     tls,
-                    host,
-                    entrypoint_port: port,
-                    server_name: &self.server_name,
+                    host: host_value,
+                    entrypoint_port: entry.port,
+                    server_name: &self.server_name_value,
                 },
                 trust,
             );
         }
         let (mut parts, body) = req.into_parts();
-        let timeouts = self.plan.entrypoints.get(ep).map(|e| &e.timeouts);
+        let host = host_value.and_then(|h| h.to_str().ok());
+        let timeouts = Some(&entry.timeouts);
         let started = tokio::time::Instant::now();
         let read_ms = timeouts.map_or(0, |t| t.read_ms);
         let write_deadline = timeouts
@@ -847,12 +895,13 @@ impl Runtime {
             } else {
                 std::mem::take(&mut parts.headers)
             };
-            if !pass_host || host.is_none() {
-                if let Ok(v) = HeaderValue::from_str(&target.authority) {
-                    headers.insert(header::HOST, v);
+            match host_value {
+                Some(h) if pass_host => {
+                    headers.insert(header::HOST, h.clone());
                 }
-            } else if let Some(h) = host.and_then(|h| HeaderValue::from_str(h).ok()) {
-                headers.insert(header::HOST, h);
+                _ => {
+                    headers.insert(header::HOST, target.host_value.clone());
+                }
             }
             let b = body.take().unwrap_or_else(|| {
                 http_body_util::Empty::new()
@@ -864,7 +913,11 @@ impl Runtime {
             *upstream_req.uri_mut() = uri;
             *upstream_req.version_mut() = http::Version::HTTP_11;
             *upstream_req.headers_mut() = headers;
-            match self.send(&server, upstream_req, upgrade).await {
+            let sent = match self.clients.get(server.service(), server.url()) {
+                Some(c) => c.send(upstream_req, upgrade).await,
+                None => Err(crate::transport::SendError::NoClient),
+            };
+            match sent {
                 Err(e) if may_retry && attempt < max_attempts => {
                     crate::observe::note(|s| s.retries += 1);
                     let (kind, timed_out) = classify(&e);
@@ -874,7 +927,7 @@ impl Runtime {
                         server.url()
                     );
                     if !backoff.is_zero() {
-                        tokio::time::sleep(backoff).await;
+                        Box::pin(tokio::time::sleep(backoff)).await;
                         backoff = (backoff * 2).min(Duration::from_secs(10));
                     }
                     // Retry on another server if there is one (the failed one is down now if it
@@ -1008,19 +1061,6 @@ impl Runtime {
             }
         });
         body
-    }
-
-    /// Sends a request to `server` with its client (scheme and servers transport).
-    async fn send(
-        &self,
-        server: &crate::upstream::ServerRef,
-        req: Request<ReqBody>,
-        upgrade: bool,
-    ) -> Result<Response<UpstreamBody>, crate::transport::SendError> {
-        match self.clients.get(server.service(), server.url()) {
-            Some(c) => c.send(req, upgrade).await,
-            None => Err(crate::transport::SendError::NoClient),
-        }
     }
 
     /// `/metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the classic
@@ -1420,7 +1460,7 @@ pub fn listen_addr(
 struct Conn {
     current: Arc<arc_swap::ArcSwap<Runtime>>,
     ep: Arc<str>,
-    peer: SocketAddr,
+    peer: Peer,
     builder: hyper_util::server::conn::auto::Builder<TokioExecutor>,
     watcher: hyper_util::server::graceful::Watcher,
     handshake_timeout: Duration,
@@ -1493,7 +1533,7 @@ impl Conn {
             let ep = ep.clone();
             // Boxed: hyper keeps the future in its dispatcher, and moving the unboxed state
             // machine (kilobytes) there on every request showed as memcpy in profiles.
-            let fut = Box::pin(rt.handle(ep, peer, tls, req));
+            let fut = rt.handle(ep, peer.clone(), tls, req);
             async move { Ok::<_, Infallible>(fut.await) }
         });
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
@@ -1556,7 +1596,7 @@ pub async fn serve_entrypoint(
                 let conn = Conn {
                     current: current.clone(),
                     ep: ep.clone(),
-                    peer,
+                    peer: Peer::new(peer),
                     builder: builder.clone(),
                     watcher: graceful.watcher(),
                     handshake_timeout: header_read,

@@ -287,15 +287,26 @@ where
                     .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
                 *req.uri_mut() = Uri::from(pq);
             }
-            let fut = pool.send(req);
+            // Each arm makes its own future: one shared local would be stored twice.
             return match self.header_timeout {
-                Some(d) => match tokio::time::timeout(d, fut).await {
+                Some(d) => match Box::pin(tokio::time::timeout(d, pool.send(req))).await {
                     Ok(r) => r.map_err(SendError::from),
                     Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
                 },
-                None => fut.await.map_err(SendError::from),
+                None => pool.send(req).await.map_err(SendError::from),
             };
         }
+        // Boxed: this path's state (hyper-util's request future, its timeout) would otherwise
+        // make every `http://` exchange's future larger.
+        Box::pin(self.send_with_client(req, upgrade)).await
+    }
+
+    /// `https://` and `h2c://`: through hyper-util's client, which wants absolute URIs.
+    async fn send_with_client(
+        &self,
+        mut req: Request<B>,
+        upgrade: bool,
+    ) -> Result<Response<UpstreamBody<B>>, SendError> {
         {
             let pq = req
                 .uri()

@@ -566,6 +566,11 @@ impl Upstreams {
         if hold.is_zero() {
             return first;
         }
+        // Boxed: the waiting state would otherwise make every request's future larger.
+        Box::pin(self.wait_for_server(id, hold)).await
+    }
+
+    async fn wait_for_server(&self, id: ServiceId, hold: std::time::Duration) -> Pick {
         crate::observe::note(|s| s.held = true);
         let deadline = Instant::now() + hold;
         // Subscribed before looking again, so a change between the two cannot be missed.
