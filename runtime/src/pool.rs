@@ -371,6 +371,8 @@ mod tests {
         CloseAfterOne,
         /// Announces 10 bytes, sends 5 and stalls.
         Stall,
+        /// 1 MiB of `x`, keep-alive: more than one read.
+        Big,
     }
 
     /// A server on 127.0.0.1:0 counting the connections it accepted.
@@ -395,13 +397,20 @@ mod tests {
                         buf.extend_from_slice(&chunk[..n]);
                         while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
                             buf.drain(..end + 4);
-                            let reply: &[u8] = match answer {
+                            let reply: Vec<u8> = match answer {
                                 Answer::Stall => {
-                                    b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n12345"
+                                    b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n12345".to_vec()
                                 }
-                                _ => b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
+                                Answer::Big => {
+                                    let mut r =
+                                        b"HTTP/1.1 200 OK\r\ncontent-length: 1048576\r\n\r\n"
+                                            .to_vec();
+                                    r.resize(r.len() + (1 << 20), b'x');
+                                    r
+                                }
+                                _ => b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok".to_vec(),
                             };
-                            if s.write_all(reply).await.is_err() {
+                            if s.write_all(&reply).await.is_err() {
                                 return;
                             }
                             match answer {
@@ -409,7 +418,7 @@ mod tests {
                                 Answer::Stall => {
                                     std::future::pending::<()>().await;
                                 }
-                                Answer::KeepAlive => {}
+                                Answer::KeepAlive | Answer::Big => {}
                             }
                         }
                     }
@@ -441,6 +450,18 @@ mod tests {
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
         assert_eq!(pool.idle_count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_large_body_streams_through_and_its_connection_is_reused() {
+        let (addr, accepted) = server(Answer::Big).await;
+        let pool = H1Pool::<Req>::new(addr, None, 10, None);
+        for _ in 0..2 {
+            let body = read_to_end(pool.send(get()).await.unwrap()).await;
+            assert_eq!(body.len(), 1 << 20);
+            assert!(body.iter().all(|&b| b == b'x'));
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
