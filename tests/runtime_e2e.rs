@@ -1608,7 +1608,7 @@ fn metrics_pass_promtool_and_the_access_log_records_every_request() {
         dir.path(),
         |s| {
             format!(
-                "{s}\nmetrics:\n  prometheus:\n    addRoutersLabels: true\naccessLog:\n  filePath: {log_for_config}\n  format: json\n"
+                "{s}\nmetrics:\n  prometheus:\n    addRoutersLabels: true\naccessLog:\n  filePath: {log_for_config}\n  format: json\n  fields:\n    names:\n      ClientUsername: drop\n    headers:\n      defaultMode: keep\n      names:\n        Connection: redact\n"
             )
         },
         |d| d,
@@ -1697,6 +1697,10 @@ fn metrics_pass_promtool_and_the_access_log_records_every_request() {
     assert_eq!(first["ServiceName"], "central@file");
     assert_eq!(first["entryPointName"], "web");
     assert_eq!(first["ClientHost"], "127.0.0.1");
+    // `fields`: a dropped field, a redacted header, and no `Host` header entry (as Traefik).
+    assert!(first.get("ClientUsername").is_none(), "{first}");
+    assert_eq!(first["request_Connection"], "REDACTED");
+    assert!(first.get("request_Host").is_none(), "{first}");
     assert!(first["DownstreamContentSize"].as_u64().unwrap() > 0);
     assert!(
         records.iter().any(|r| r["ServiceURL"]

@@ -192,6 +192,17 @@ impl Resolver<'_> {
                     .collect(),
                 retry_attempts: filters.and_then(|f| f.retry_attempts).unwrap_or(false),
                 min_duration_ms: ms(filters.and_then(|f| f.min_duration), 0),
+                fields: a.fields.as_ref().map(|f| {
+                    let headers = f.headers.as_ref();
+                    plan::AccessLogFields {
+                        default_mode: f.default_mode.clone().unwrap_or_else(|| "keep".into()),
+                        names: f.names.clone().unwrap_or_default(),
+                        headers_default_mode: headers
+                            .and_then(|h| h.default_mode.clone())
+                            .unwrap_or_else(|| "drop".into()),
+                        header_names: headers.and_then(|h| h.names.clone()).unwrap_or_default(),
+                    }
+                }),
             }
         });
         let metrics = st

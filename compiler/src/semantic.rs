@@ -427,6 +427,51 @@ impl<'a> Ctx<'a> {
                     "/accessLog/format",
                 ));
             }
+            if let Some(fields) = &al.fields {
+                let modes = fields
+                    .default_mode
+                    .iter()
+                    .map(|m| (m, "/accessLog/fields/defaultMode"))
+                    .chain(
+                        fields
+                            .names
+                            .iter()
+                            .flatten()
+                            .map(|(_, m)| (m, "/accessLog/fields/names")),
+                    );
+                for (m, pointer) in modes {
+                    if !matches!(m.as_str(), "keep" | "drop") {
+                        found.push((
+                            Code::InvalidValue,
+                            format!("accessLog.fields: mode `{m}` must be keep or drop"),
+                            pointer,
+                        ));
+                    }
+                }
+                if let Some(h) = &fields.headers {
+                    let modes = h
+                        .default_mode
+                        .iter()
+                        .map(|m| (m, "/accessLog/fields/headers/defaultMode"))
+                        .chain(
+                            h.names
+                                .iter()
+                                .flatten()
+                                .map(|(_, m)| (m, "/accessLog/fields/headers/names")),
+                        );
+                    for (m, pointer) in modes {
+                        if !matches!(m.as_str(), "keep" | "drop" | "redact") {
+                            found.push((
+                                Code::InvalidValue,
+                                format!(
+                                    "accessLog.fields.headers: mode `{m}` must be keep, drop or redact"
+                                ),
+                                pointer,
+                            ));
+                        }
+                    }
+                }
+            }
             for code in al
                 .filters
                 .as_ref()

@@ -85,6 +85,9 @@ pub struct RequestFacts {
     pub user_agent: Option<String>,
     /// A WebSocket (Upgrade) request.
     pub websocket: bool,
+    /// Request headers (name, value), taken only when the access log writes some
+    /// ([`Observer::wants_headers`]).
+    pub headers: Vec<(String, String)>,
     /// When the request arrived.
     pub start: Instant,
     /// Wall-clock arrival, seconds and nanoseconds since the epoch.
@@ -115,6 +118,18 @@ impl Observer {
             access,
             count: AtomicU64::new(0),
         })))
+    }
+
+    /// Whether access-log records carry request headers (`fields.headers`), so they must be
+    /// taken from each request.
+    pub fn wants_headers(&self) -> bool {
+        self.access.as_ref().is_some_and(|a| {
+            a.format == Format::Json
+                && a.fields.as_ref().is_some_and(|f| {
+                    f.headers_default != HeaderMode::Drop
+                        || f.headers.values().any(|m| *m != HeaderMode::Drop)
+                })
+        })
     }
 
     fn finish(&self, facts: &RequestFacts, served: &Served, status: u16, bytes: u64) {
@@ -235,6 +250,95 @@ struct AccessLog {
     min_duration: std::time::Duration,
     tx: std::sync::mpsc::SyncSender<String>,
     dropped: Arc<AtomicU64>,
+    fields: Option<Fields>,
+}
+
+/// `fields` of the plan, parsed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fields {
+    keep_by_default: bool,
+    /// Field name → kept.
+    names: std::collections::HashMap<String, bool>,
+    headers_default: HeaderMode,
+    /// Lower-case header name → mode.
+    headers: std::collections::HashMap<String, HeaderMode>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HeaderMode {
+    Keep,
+    Drop,
+    Redact,
+}
+
+impl HeaderMode {
+    fn of(mode: &str) -> HeaderMode {
+        match mode {
+            "keep" => HeaderMode::Keep,
+            "redact" => HeaderMode::Redact,
+            _ => HeaderMode::Drop,
+        }
+    }
+}
+
+impl Fields {
+    fn new(f: &bridge_plan::AccessLogFields) -> Fields {
+        Fields {
+            keep_by_default: f.default_mode != "drop",
+            names: f
+                .names
+                .iter()
+                .map(|(k, v)| (k.clone(), v != "drop"))
+                .collect(),
+            headers_default: HeaderMode::of(&f.headers_default_mode),
+            headers: f
+                .header_names
+                .iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), HeaderMode::of(v)))
+                .collect(),
+        }
+    }
+
+    /// Drops the fields not kept and adds `request_<Header>` entries, as Traefik does.
+    fn apply(
+        &self,
+        record: &mut serde_json::Map<String, serde_json::Value>,
+        headers: &[(String, String)],
+    ) {
+        record.retain(|k, _| {
+            // Traefik's `level`, `msg` and `time` belong to the log line, not to `fields`.
+            matches!(k.as_str(), "level" | "msg" | "time")
+                || self.names.get(k).copied().unwrap_or(self.keep_by_default)
+        });
+        for (name, value) in headers {
+            let mode = self
+                .headers
+                .get(&name.to_ascii_lowercase())
+                .copied()
+                .unwrap_or(self.headers_default);
+            let value = match mode {
+                HeaderMode::Drop => continue,
+                HeaderMode::Redact => "REDACTED".to_owned(),
+                HeaderMode::Keep => value.clone(),
+            };
+            record.insert(format!("request_{}", canonical_header(name)), value.into());
+        }
+    }
+}
+
+/// Go's canonical header key (`x-forwarded-for` → `X-Forwarded-For`), the form Traefik logs.
+fn canonical_header(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = true;
+    for c in name.chars() {
+        out.push(if upper {
+            c.to_ascii_uppercase()
+        } else {
+            c.to_ascii_lowercase()
+        });
+        upper = c == '-';
+    }
+    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -274,6 +378,7 @@ impl AccessLog {
             min_duration: std::time::Duration::from_millis(cfg.min_duration_ms),
             tx,
             dropped,
+            fields: cfg.fields.as_ref().map(Fields::new),
         })
     }
 
@@ -350,7 +455,7 @@ impl AccessLog {
                     })
                     .unwrap_or_else(|| ("-".into(), "-".into()));
                 let start = rfc3339(f.start_wall);
-                serde_json::json!({
+                let mut record = serde_json::json!({
                     "ClientAddr": f.peer.to_string(),
                     "ClientHost": f.peer.ip().to_string(),
                     "ClientPort": f.peer.port().to_string(),
@@ -376,8 +481,11 @@ impl AccessLog {
                     "level": "info",
                     "msg": "",
                     "time": start,
-                })
-                .to_string()
+                });
+                if let (Some(fields), Some(map)) = (&self.fields, record.as_object_mut()) {
+                    fields.apply(map, &f.headers);
+                }
+                record.to_string()
             }
         }
     }
@@ -462,6 +570,7 @@ mod tests {
             min_duration: std::time::Duration::from_millis(min_ms),
             tx,
             dropped: Arc::default(),
+            fields: None,
         }
     }
 
@@ -477,6 +586,11 @@ mod tests {
             referer: None,
             user_agent: Some("curl/8 \"test\"".into()),
             websocket: false,
+            headers: vec![
+                ("user-agent".into(), "curl/8".into()),
+                ("authorization".into(), "Basic YWRtaW46c2VjcmV0".into()),
+                ("x-request-id".into(), "r-1".into()),
+            ],
             start: Instant::now(),
             start_wall: std::time::Duration::from_secs(1_796_110_219),
         }
@@ -538,6 +652,48 @@ mod tests {
         assert_eq!(v["Duration"], 5_000_000);
         assert_eq!(v["StartUTC"], "2026-12-01T07:30:19.000000000Z");
         assert_eq!(v["entryPointName"], "web");
+    }
+
+    #[test]
+    fn fields_drop_fields_and_keep_drop_or_redact_headers() {
+        let mut l = log("json", vec![], false, 0);
+        l.fields = Some(Fields::new(&bridge_plan::AccessLogFields {
+            default_mode: "keep".into(),
+            names: [("ClientUsername".to_owned(), "drop".to_owned())].into(),
+            headers_default_mode: "keep".into(),
+            header_names: [
+                ("Authorization".to_owned(), "redact".to_owned()),
+                ("X-Request-Id".to_owned(), "drop".to_owned()),
+            ]
+            .into(),
+        }));
+        let line = l.format(&facts(), &served(), 200, 2, 1, std::time::Duration::ZERO);
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert!(v.get("ClientUsername").is_none(), "{line}");
+        assert_eq!(v["RequestPath"], "/ui?x=1");
+        assert_eq!(v["request_User-Agent"], "curl/8");
+        assert_eq!(v["request_Authorization"], "REDACTED");
+        assert!(v.get("request_X-Request-Id").is_none(), "{line}");
+
+        // defaultMode drop keeps only what is named (and the line's own level/msg/time).
+        l.fields = Some(Fields::new(&bridge_plan::AccessLogFields {
+            default_mode: "drop".into(),
+            names: [("DownstreamStatus".to_owned(), "keep".to_owned())].into(),
+            headers_default_mode: "drop".into(),
+            header_names: Default::default(),
+        }));
+        let line = l.format(&facts(), &served(), 200, 2, 1, std::time::Duration::ZERO);
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["DownstreamStatus", "level", "msg", "time"]);
+    }
+
+    #[test]
+    fn header_names_are_logged_in_gos_canonical_form() {
+        assert_eq!(canonical_header("x-forwarded-for"), "X-Forwarded-For");
+        assert_eq!(canonical_header("USER-AGENT"), "User-Agent");
+        assert_eq!(canonical_header("te"), "Te");
     }
 
     #[test]

@@ -461,6 +461,20 @@ impl Runtime {
             referer: header(header::REFERER),
             user_agent: header(header::USER_AGENT),
             websocket: forward::is_upgrade(req.headers()),
+            headers: if observer.wants_headers() {
+                // Go keeps `Host` out of the header map, so Traefik never logs it as a header.
+                req.headers()
+                    .iter()
+                    .filter(|(k, _)| *k != header::HOST)
+                    .filter_map(|(k, v)| {
+                        v.to_str()
+                            .ok()
+                            .map(|v| (k.as_str().to_owned(), v.to_owned()))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             start: tokio::time::Instant::now(),
             start_wall: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

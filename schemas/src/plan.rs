@@ -729,6 +729,26 @@ pub struct AccessLog {
     pub retry_attempts: bool,
     /// Keep records of requests that took longer than this (`0`: no duration filter).
     pub min_duration_ms: u64,
+    /// Which fields and request headers JSON records carry (Traefik's `fields`); absent: every
+    /// field and no header, Traefik's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<AccessLogFields>,
+}
+
+/// Traefik's `accessLog.fields`: which fields and request headers a JSON record carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AccessLogFields {
+    /// `"keep"` or `"drop"`: the fields `names` does not mention.
+    pub default_mode: String,
+    /// Per field, by Traefik's name (`ClientUsername`, `RequestPath`, ...): `"keep"` or `"drop"`.
+    pub names: BTreeMap<String, String>,
+    /// `"keep"`, `"drop"` or `"redact"`: the request headers `header_names` does not mention.
+    pub headers_default_mode: String,
+    /// Per request header (names compared case-insensitively): `"keep"`, `"drop"` or
+    /// `"redact"` (written as `REDACTED`).
+    pub header_names: BTreeMap<String, String>,
 }
 
 /// An inclusive range of HTTP status codes.
