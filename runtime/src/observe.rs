@@ -123,13 +123,7 @@ impl Observer {
     /// Whether access-log records carry request headers (`fields.headers`), so they must be
     /// taken from each request.
     pub fn wants_headers(&self) -> bool {
-        self.access.as_ref().is_some_and(|a| {
-            a.format == Format::Json
-                && a.fields.as_ref().is_some_and(|f| {
-                    f.headers_default != HeaderMode::Drop
-                        || f.headers.values().any(|m| *m != HeaderMode::Drop)
-                })
-        })
+        self.access.as_ref().is_some_and(|a| a.wants_headers)
     }
 
     fn finish(&self, facts: &RequestFacts, served: &Served, status: u16, bytes: u64) {
@@ -251,6 +245,8 @@ struct AccessLog {
     tx: std::sync::mpsc::SyncSender<String>,
     dropped: Arc<AtomicU64>,
     fields: Option<Fields>,
+    /// JSON records carry some request header (decided once, asked per request).
+    wants_headers: bool,
 }
 
 /// `fields` of the plan, parsed once.
@@ -311,9 +307,10 @@ impl Fields {
                 || self.names.get(k).copied().unwrap_or(self.keep_by_default)
         });
         for (name, value) in headers {
+            // Names come from hyper, already lower-case.
             let mode = self
                 .headers
-                .get(&name.to_ascii_lowercase())
+                .get(name.as_str())
                 .copied()
                 .unwrap_or(self.headers_default);
             let value = match mode {
@@ -321,24 +318,12 @@ impl Fields {
                 HeaderMode::Redact => "REDACTED".to_owned(),
                 HeaderMode::Keep => value.clone(),
             };
-            record.insert(format!("request_{}", canonical_header(name)), value.into());
+            record.insert(
+                format!("request_{}", bridge_plan::rule::canonical_header_key(name)),
+                value.into(),
+            );
         }
     }
-}
-
-/// Go's canonical header key (`x-forwarded-for` → `X-Forwarded-For`), the form Traefik logs.
-fn canonical_header(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut upper = true;
-    for c in name.chars() {
-        out.push(if upper {
-            c.to_ascii_uppercase()
-        } else {
-            c.to_ascii_lowercase()
-        });
-        upper = c == '-';
-    }
-    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -367,18 +352,25 @@ impl AccessLog {
         std::thread::Builder::new()
             .name("access-log".into())
             .spawn(move || write_loop(rx, out))?;
+        let format = match cfg.format.as_str() {
+            "json" => Format::Json,
+            "genericCLF" => Format::GenericClf,
+            _ => Format::Common,
+        };
+        let fields = cfg.fields.as_ref().map(Fields::new);
         Ok(AccessLog {
-            format: match cfg.format.as_str() {
-                "json" => Format::Json,
-                "genericCLF" => Format::GenericClf,
-                _ => Format::Common,
-            },
             status_codes: cfg.status_codes.iter().map(|r| (r.from, r.to)).collect(),
             retry_attempts: cfg.retry_attempts,
             min_duration: std::time::Duration::from_millis(cfg.min_duration_ms),
             tx,
             dropped,
-            fields: cfg.fields.as_ref().map(Fields::new),
+            wants_headers: format == Format::Json
+                && fields.as_ref().is_some_and(|f| {
+                    f.headers_default != HeaderMode::Drop
+                        || f.headers.values().any(|m| *m != HeaderMode::Drop)
+                }),
+            fields,
+            format,
         })
     }
 
@@ -571,6 +563,7 @@ mod tests {
             tx,
             dropped: Arc::default(),
             fields: None,
+            wants_headers: false,
         }
     }
 
@@ -691,9 +684,10 @@ mod tests {
 
     #[test]
     fn header_names_are_logged_in_gos_canonical_form() {
-        assert_eq!(canonical_header("x-forwarded-for"), "X-Forwarded-For");
-        assert_eq!(canonical_header("USER-AGENT"), "User-Agent");
-        assert_eq!(canonical_header("te"), "Te");
+        let canonical = bridge_plan::rule::canonical_header_key;
+        assert_eq!(canonical("x-forwarded-for"), "X-Forwarded-For");
+        assert_eq!(canonical("USER-AGENT"), "User-Agent");
+        assert_eq!(canonical("te"), "Te");
     }
 
     #[test]

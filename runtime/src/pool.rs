@@ -121,6 +121,12 @@ impl<B> H1Pool<B> {
     }
 
     fn prune(&self, idle: &mut VecDeque<Idle<B>>, now: Instant) {
+        self.expire(idle, now);
+        idle.retain(|c| !c.tx.is_closed());
+    }
+
+    /// Drops the connections idle for `idle_timeout` (the oldest are at the front).
+    fn expire(&self, idle: &mut VecDeque<Idle<B>>, now: Instant) {
         if let Some(t) = self.idle_timeout {
             while idle
                 .front()
@@ -129,21 +135,13 @@ impl<B> H1Pool<B> {
                 idle.pop_front();
             }
         }
-        idle.retain(|c| !c.tx.is_closed());
     }
 
     /// The most recently used idle connection that can take a request now.
     fn checkout(&self) -> Option<SendRequest<B>> {
         let mut idle = self.lock();
         let now = Instant::now();
-        if let Some(t) = self.idle_timeout {
-            while idle
-                .front()
-                .is_some_and(|c| now.duration_since(c.since) >= t)
-            {
-                idle.pop_front();
-            }
-        }
+        self.expire(&mut idle, now);
         // Newest first; a connection still finishing its previous exchange stays in the list.
         let mut i = idle.len();
         while i > 0 {

@@ -860,12 +860,11 @@ impl Runtime {
         }
         let (mut parts, body) = req.into_parts();
         let host = host_value.and_then(|h| h.to_str().ok());
-        let timeouts = Some(&entry.timeouts);
+        let timeouts = &entry.timeouts;
         let started = tokio::time::Instant::now();
-        let read_ms = timeouts.map_or(0, |t| t.read_ms);
-        let write_deadline = timeouts
-            .filter(|t| t.write_ms > 0 && !upgrade)
-            .map(|t| started + Duration::from_millis(t.write_ms));
+        let read_ms = timeouts.read_ms;
+        let write_deadline = (timeouts.write_ms > 0 && !upgrade)
+            .then(|| started + Duration::from_millis(timeouts.write_ms));
         // No deadline (and no timer) for a request without a body: nothing is left to read.
         let body = Some(
             if read_ms > 0 && !upgrade && !hyper::body::Body::is_end_stream(&body) {

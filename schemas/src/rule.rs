@@ -92,3 +92,44 @@ pub enum Matcher {
         cidr: String,
     },
 }
+
+/// Go's `textproto.CanonicalMIMEHeaderKey` (the form header names take in rules and in Traefik's
+/// access log): `x-forwarded-proto` becomes `X-Forwarded-Proto`. Keys containing a
+/// byte that is not valid in a header name (a space, say, or non-ASCII) are returned unchanged.
+pub fn canonical_header_key(key: &str) -> String {
+    let valid = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if !key.bytes().all(valid) {
+        return key.to_owned();
+    }
+    let mut out = String::with_capacity(key.len());
+    let mut upper = true;
+    for c in key.chars() {
+        out.push(if upper {
+            c.to_ascii_uppercase()
+        } else {
+            c.to_ascii_lowercase()
+        });
+        upper = c == '-';
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_keys_are_canonicalised_like_go() {
+        assert_eq!(
+            canonical_header_key("x-forwarded-proto"),
+            "X-Forwarded-Proto"
+        );
+        assert_eq!(
+            canonical_header_key("X-FORWARDED-PROTO"),
+            "X-Forwarded-Proto"
+        );
+        assert_eq!(canonical_header_key("content-md5"), "Content-Md5");
+        assert_eq!(canonical_header_key("x y"), "x y");
+        assert_eq!(canonical_header_key("é-x"), "é-x");
+    }
+}
