@@ -15,6 +15,7 @@ pub mod auth;
 pub mod cors;
 pub mod deadline;
 pub mod forward;
+pub mod h1;
 pub mod health;
 pub mod healthcheck;
 pub mod logging;

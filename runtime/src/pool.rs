@@ -2,13 +2,18 @@
 //!
 //! hyper-util's pooled client costs every request a pool checkout future, a keyed map lookup
 //! behind a lock and oneshot channels; on the proxy's hot path that was a large share of the
-//! per-request CPU. This pool keeps idle `SendRequest` handles of hyper's `conn::http1` in a
-//! LIFO list (the most recently used connection is the warmest) and hands a connection back when
-//! the response body has been read to its end, so a connection serves one exchange at a time.
+//! per-request CPU. This pool keeps idle connections in LIFO lists (the most recently used
+//! connection is the warmest) and hands a connection back when the response body has been read
+//! to its end, so a connection serves one exchange at a time.
 //!
+//! - Requests without a body (see [`crate::h1::eligible`]) are exchanged by the proxy's own codec
+//!   ([`crate::h1`]) on raw TCP connections, in the request's task; all others through hyper's
+//!   `conn::http1`, whose idle `SendRequest` handles are kept in a second list.
 //! - A connection found closed, or one whose request hyper reports as never sent (the server
 //!   closed it while idle), is dropped and the request goes out on another one: like hyper-util's
-//!   retry of canceled requests, without ever sending a request twice.
+//!   retry of canceled requests, without ever sending a request twice. On a raw connection, a
+//!   reused one that gives no response byte at all is replaced the same way (its requests are
+//!   idempotent: Go's transport retries them alike).
 //! - At most `max_idle` connections are kept (Go's `MaxIdleConnsPerHost`); the oldest goes first.
 //!   Idle ones older than `idle_timeout` are closed when the pool is next used or swept.
 //! - Upgraded connections (WebSocket) leave the pool for good.
@@ -16,15 +21,21 @@
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::{Request, Response};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::time::Instant;
+
+use crate::h1::{self, H1Error, Step};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Why a request could not be exchanged with the server.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +49,9 @@ pub enum PoolError {
     /// The HTTP/1.1 handshake or exchange failed (reset, closed before a response, bad response).
     #[error(transparent)]
     Http(#[from] hyper::Error),
+    /// The exchange by the proxy's own codec failed.
+    #[error(transparent)]
+    H1(#[from] H1Error),
 }
 
 impl PoolError {
@@ -52,6 +66,7 @@ impl PoolError {
             PoolError::ConnectTimeout => true,
             PoolError::Connect(e) => e.kind() == std::io::ErrorKind::TimedOut,
             PoolError::Http(e) => e.is_timeout(),
+            PoolError::H1(e) => e.is_timeout(),
         }
     }
 }
@@ -61,6 +76,29 @@ struct Idle<B> {
     since: Instant,
 }
 
+/// A raw connection between exchanges of [`crate::h1`]; `buf` is empty when it is idle.
+struct Raw {
+    io: TcpStream,
+    buf: BytesMut,
+}
+
+struct RawIdle {
+    conn: Raw,
+    since: Instant,
+}
+
+/// The idle connections of both kinds, oldest first.
+struct Lists<B> {
+    hyper: VecDeque<Idle<B>>,
+    raw: VecDeque<RawIdle>,
+}
+
+impl<B> Lists<B> {
+    fn len(&self) -> usize {
+        self.hyper.len() + self.raw.len()
+    }
+}
+
 /// Idle connections to one server, and how to open new ones.
 pub struct H1Pool<B> {
     /// `host:port` to connect to (an IP literal after `--resolve`, else resolved when dialling).
@@ -68,7 +106,7 @@ pub struct H1Pool<B> {
     dial_timeout: Option<Duration>,
     max_idle: usize,
     idle_timeout: Option<Duration>,
-    idle: Mutex<VecDeque<Idle<B>>>,
+    idle: Mutex<Lists<B>>,
     /// Set once the task closing expired idle connections runs (started with the first one).
     sweeping: std::sync::atomic::AtomicBool,
 }
@@ -80,6 +118,13 @@ impl<B> std::fmt::Debug for H1Pool<B> {
             .field("idle", &self.lock().len())
             .finish_non_exhaustive()
     }
+}
+
+/// True when an idle raw connection can no longer be used: the server closed it, reset it or
+/// sent bytes nobody asked for.
+fn raw_is_closed(c: &Raw) -> bool {
+    let mut probe = [0u8; 1];
+    !matches!(c.io.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
 }
 
 impl<B> H1Pool<B> {
@@ -95,13 +140,16 @@ impl<B> H1Pool<B> {
             dial_timeout,
             max_idle,
             idle_timeout,
-            idle: Mutex::new(VecDeque::new()),
+            idle: Mutex::new(Lists {
+                hyper: VecDeque::new(),
+                raw: VecDeque::new(),
+            }),
             sweeping: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Idle<B>>> {
-        // The list stays consistent even if a holder panicked: every operation is one push/pop.
+    fn lock(&self) -> MutexGuard<'_, Lists<B>> {
+        // The lists stay consistent even if a holder panicked: every operation is one push/pop.
         self.idle
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -120,39 +168,71 @@ impl<B> H1Pool<B> {
         self.prune(&mut idle, Instant::now());
     }
 
-    fn prune(&self, idle: &mut VecDeque<Idle<B>>, now: Instant) {
+    fn prune(&self, idle: &mut Lists<B>, now: Instant) {
         self.expire(idle, now);
-        idle.retain(|c| !c.tx.is_closed());
+        idle.hyper.retain(|c| !c.tx.is_closed());
+        idle.raw.retain(|c| !raw_is_closed(&c.conn));
     }
 
     /// Drops the connections idle for `idle_timeout` (the oldest are at the front).
-    fn expire(&self, idle: &mut VecDeque<Idle<B>>, now: Instant) {
+    fn expire(&self, idle: &mut Lists<B>, now: Instant) {
         if let Some(t) = self.idle_timeout {
             while idle
+                .hyper
                 .front()
                 .is_some_and(|c| now.duration_since(c.since) >= t)
             {
-                idle.pop_front();
+                idle.hyper.pop_front();
+            }
+            while idle
+                .raw
+                .front()
+                .is_some_and(|c| now.duration_since(c.since) >= t)
+            {
+                idle.raw.pop_front();
             }
         }
     }
 
-    /// The most recently used idle connection that can take a request now.
+    /// The most recently used idle hyper connection that can take a request now.
     fn checkout(&self) -> Option<SendRequest<B>> {
         let mut idle = self.lock();
         let now = Instant::now();
         self.expire(&mut idle, now);
         // Newest first; a connection still finishing its previous exchange stays in the list.
-        let mut i = idle.len();
+        let mut i = idle.hyper.len();
         while i > 0 {
             i -= 1;
-            if idle[i].tx.is_closed() {
-                idle.remove(i);
-            } else if idle[i].tx.is_ready() {
-                return idle.remove(i).map(|c| c.tx);
+            if idle.hyper[i].tx.is_closed() {
+                idle.hyper.remove(i);
+            } else if idle.hyper[i].tx.is_ready() {
+                return idle.hyper.remove(i).map(|c| c.tx);
             }
         }
         None
+    }
+
+    /// The most recently used idle raw connection (whether the server still has it open shows
+    /// when it is used: see [`H1Pool::send_raw`]).
+    fn checkout_raw(&self) -> Option<Raw> {
+        let mut idle = self.lock();
+        self.expire(&mut idle, Instant::now());
+        idle.raw.pop_back().map(|c| c.conn)
+    }
+
+    /// Makes room for one more idle connection.
+    fn make_room(&self, idle: &mut Lists<B>) {
+        if idle.len() >= self.max_idle {
+            let hyper_older = match (idle.hyper.front(), idle.raw.front()) {
+                (Some(h), Some(r)) => h.since <= r.since,
+                (h, _) => h.is_some(),
+            };
+            if hyper_older {
+                idle.hyper.pop_front();
+            } else {
+                idle.raw.pop_front();
+            }
+        }
     }
 
     fn give_back(&self, tx: SendRequest<B>) {
@@ -160,13 +240,39 @@ impl<B> H1Pool<B> {
             return;
         }
         let mut idle = self.lock();
-        if idle.len() >= self.max_idle {
-            idle.pop_front();
-        }
-        idle.push_back(Idle {
+        self.make_room(&mut idle);
+        idle.hyper.push_back(Idle {
             tx,
             since: Instant::now(),
         });
+    }
+
+    fn give_back_raw(&self, conn: Raw) {
+        if self.max_idle == 0 || !conn.buf.is_empty() {
+            return;
+        }
+        let mut idle = self.lock();
+        self.make_room(&mut idle);
+        idle.raw.push_back(RawIdle {
+            conn,
+            since: Instant::now(),
+        });
+    }
+
+    async fn dial(&self) -> Result<TcpStream, PoolError> {
+        let tcp = async {
+            let s = TcpStream::connect(self.dial.as_str())
+                .await
+                .map_err(PoolError::Connect)?;
+            let _ = s.set_nodelay(true);
+            Ok::<_, PoolError>(s)
+        };
+        match self.dial_timeout {
+            Some(d) => tokio::time::timeout(d, tcp)
+                .await
+                .map_err(|_| PoolError::ConnectTimeout)?,
+            None => tcp.await,
+        }
     }
 }
 
@@ -205,19 +311,7 @@ where
     }
 
     async fn connect(&self) -> Result<SendRequest<B>, PoolError> {
-        let tcp = async {
-            let s = tokio::net::TcpStream::connect(self.dial.as_str())
-                .await
-                .map_err(PoolError::Connect)?;
-            let _ = s.set_nodelay(true);
-            Ok::<_, PoolError>(s)
-        };
-        let tcp = match self.dial_timeout {
-            Some(d) => tokio::time::timeout(d, tcp)
-                .await
-                .map_err(|_| PoolError::ConnectTimeout)??,
-            None => tcp.await?,
-        };
+        let tcp = self.dial().await?;
         let (tx, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await?;
         tokio::spawn(async move {
             // Ends when the server closes, the exchange fails or every handle is dropped.
@@ -232,6 +326,9 @@ where
         self: &Arc<Self>,
         mut req: Request<B>,
     ) -> Result<Response<UpstreamBody<B>>, PoolError> {
+        if h1::eligible(req.method(), req.headers(), req.body().is_end_stream()) {
+            return self.send_raw(req).await;
+        }
         loop {
             let (mut tx, reused) = match self.checkout() {
                 Some(tx) => (tx, true),
@@ -264,6 +361,179 @@ where
             }
         }
     }
+
+    /// The exchange of a request without a body by [`crate::h1`], in this task.
+    async fn send_raw(
+        self: &Arc<Self>,
+        req: Request<B>,
+    ) -> Result<Response<UpstreamBody<B>>, PoolError> {
+        let head_request = req.method() == http::Method::HEAD;
+        let mut out = Vec::with_capacity(256 + 64 * req.headers().len());
+        let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
+        h1::encode_request(&mut out, req.method(), target, req.headers());
+        drop(req);
+        loop {
+            let (mut conn, reused) = match self.checkout_raw() {
+                Some(c) => (c, true),
+                None => {
+                    self.start_sweeping();
+                    let io = Box::pin(self.dial()).await?;
+                    let buf = BytesMut::with_capacity(h1::READ_RESERVE);
+                    (Raw { io, buf }, false)
+                }
+            };
+            match exchange(&mut conn, &out, head_request).await {
+                Ok(head) => return Ok(self.response(conn, head)),
+                // A keep-alive connection the server closed while it was idle: use another.
+                Err(e) if reused && e.nothing_received() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// The response of a raw exchange. A body already complete in the read buffer (the common
+    /// case: small responses arrive with their head) frees the connection at once.
+    fn response(self: &Arc<Self>, mut conn: Raw, head: h1::Head) -> Response<UpstreamBody<B>> {
+        let mut dec = h1::Decoder::new(head.framing);
+        let mut ready = VecDeque::new();
+        let complete = loop {
+            match dec.decode(&mut conn.buf) {
+                Ok(Step::Data(d)) => ready.push_back(d),
+                Ok(Step::End) => break true,
+                // An error shows again when the body is read (the connection goes then).
+                Ok(Step::More) | Err(_) => break false,
+            }
+        };
+        let body = if complete {
+            if head.keep_alive {
+                self.give_back_raw(conn);
+            }
+            let data = match ready.len() {
+                0 => None,
+                1 => ready.pop_front(),
+                _ => {
+                    let mut all = BytesMut::with_capacity(ready.iter().map(Bytes::len).sum());
+                    for d in ready {
+                        all.extend_from_slice(&d);
+                    }
+                    Some(all.freeze())
+                }
+            };
+            Inner::Full(data)
+        } else {
+            Inner::Raw(RawBody {
+                conn: Some(conn),
+                dec,
+                ready,
+                keep_alive: head.keep_alive,
+                pool: Arc::downgrade(self),
+            })
+        };
+        let mut resp = Response::new(UpstreamBody { inner: body });
+        *resp.status_mut() = head.status;
+        *resp.version_mut() = head.version;
+        *resp.headers_mut() = head.headers;
+        resp
+    }
+}
+
+/// Writes the request head and reads the response head (skipping interim 1xx responses).
+async fn exchange(conn: &mut Raw, out: &[u8], head_request: bool) -> Result<h1::Head, H1Error> {
+    conn.io.write_all(out).await.map_err(H1Error::Early)?;
+    let mut received = false;
+    loop {
+        if !conn.buf.is_empty() {
+            received = true;
+            if let Some(head) = h1::parse_head(&mut conn.buf, head_request)? {
+                if head.status == http::StatusCode::SWITCHING_PROTOCOLS {
+                    return Err(H1Error::Invalid(
+                        "101 Switching Protocols without an upgrade",
+                    ));
+                }
+                if head.status.is_informational() {
+                    continue;
+                }
+                return Ok(head);
+            }
+        }
+        conn.buf.reserve(h1::READ_RESERVE);
+        match conn.io.read_buf(&mut conn.buf).await {
+            Ok(0) if received => return Err(H1Error::Truncated),
+            Ok(0) => return Err(H1Error::ClosedEarly),
+            Ok(_) => {}
+            Err(e) if received => return Err(H1Error::Io(e)),
+            Err(e) => return Err(H1Error::Early(e)),
+        }
+    }
+}
+
+/// The body of a raw exchange still being read from its connection.
+struct RawBody<B> {
+    /// `None` once the body has ended (the connection went back to the pool or was closed).
+    conn: Option<Raw>,
+    dec: h1::Decoder,
+    /// Decoded before the response was returned.
+    ready: VecDeque<Bytes>,
+    keep_alive: bool,
+    pool: Weak<H1Pool<B>>,
+}
+
+impl<B> RawBody<B> {
+    fn finish(&mut self) {
+        if let Some(conn) = self.conn.take()
+            && self.keep_alive
+            && let Some(pool) = self.pool.upgrade()
+        {
+            pool.give_back_raw(conn);
+        }
+    }
+
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if let Some(d) = self.ready.pop_front() {
+            if self.ready.is_empty() && self.dec.is_done() {
+                self.finish();
+            }
+            return Poll::Ready(Some(Ok(Frame::data(d))));
+        }
+        loop {
+            let Some(conn) = self.conn.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let step = match self.dec.decode(&mut conn.buf) {
+                Ok(Step::More) => {
+                    conn.buf.reserve(h1::READ_RESERVE);
+                    match ready!(tokio_util::io::poll_read_buf(
+                        Pin::new(&mut conn.io),
+                        cx,
+                        &mut conn.buf
+                    )) {
+                        Ok(0) => self.dec.eof(),
+                        Ok(_) => continue,
+                        Err(e) => Err(H1Error::Io(e)),
+                    }
+                }
+                other => other,
+            };
+            return match step {
+                Ok(Step::Data(d)) => {
+                    if self.dec.is_done() {
+                        self.finish();
+                    }
+                    Poll::Ready(Some(Ok(Frame::data(d))))
+                }
+                Ok(Step::End) => {
+                    self.finish();
+                    Poll::Ready(None)
+                }
+                Ok(Step::More) => continue,
+                Err(e) => {
+                    // The rest of the connection's bytes cannot be trusted: close it.
+                    self.conn = None;
+                    Poll::Ready(Some(Err(Box::new(e))))
+                }
+            };
+        }
+    }
 }
 
 struct Return<B> {
@@ -271,25 +541,44 @@ struct Return<B> {
     pool: Weak<H1Pool<B>>,
 }
 
+enum Inner<B> {
+    /// From hyper's client; with a pooled connection, the handle to give back at the end.
+    Hyper {
+        body: Incoming,
+        back: Option<Return<B>>,
+    },
+    /// From the own codec, read completely with the head (`None`: empty).
+    Full(Option<Bytes>),
+    /// From the own codec, still streaming.
+    Raw(RawBody<B>),
+}
+
 /// A response body from a server; with a pooled connection, hands the connection back to its
 /// pool once the body has been read to its end (never while it is still streaming).
 pub struct UpstreamBody<B> {
-    inner: Incoming,
-    back: Option<Return<B>>,
+    inner: Inner<B>,
 }
 
 impl<B> std::fmt::Debug for UpstreamBody<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match &self.inner {
+            Inner::Hyper { back, .. } if back.is_some() => "pooled",
+            Inner::Hyper { .. } => "unpooled",
+            Inner::Full(_) => "complete",
+            Inner::Raw(_) => "streaming",
+        };
         f.debug_struct("UpstreamBody")
-            .field("pooled", &self.back.is_some())
+            .field("kind", &kind)
             .finish_non_exhaustive()
     }
 }
 
 impl<B> UpstreamBody<B> {
     fn new(inner: Incoming, back: Option<Return<B>>) -> Self {
-        let mut body = UpstreamBody { inner, back };
-        if body.inner.is_end_stream() {
+        let mut body = UpstreamBody {
+            inner: Inner::Hyper { body: inner, back },
+        };
+        if body.is_end_stream() {
             body.release();
         }
         body
@@ -297,11 +586,17 @@ impl<B> UpstreamBody<B> {
 
     /// A body not tied to a pool (hyper-util's client, which pools by itself).
     pub fn unpooled(inner: Incoming) -> Self {
-        UpstreamBody { inner, back: None }
+        UpstreamBody {
+            inner: Inner::Hyper {
+                body: inner,
+                back: None,
+            },
+        }
     }
 
     fn release(&mut self) {
-        if let Some(Return { tx, pool }) = self.back.take()
+        if let Inner::Hyper { back, .. } = &mut self.inner
+            && let Some(Return { tx, pool }) = back.take()
             && let Some(pool) = pool.upgrade()
         {
             pool.give_back(tx);
@@ -311,30 +606,49 @@ impl<B> UpstreamBody<B> {
 
 impl<B> Body for UpstreamBody<B> {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BoxError;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
-        let polled = Pin::new(&mut this.inner).poll_frame(cx);
-        match &polled {
-            Poll::Ready(None) => this.release(),
-            Poll::Ready(Some(Ok(_))) if this.inner.is_end_stream() => this.release(),
-            // A failed body leaves the connection unusable: drop it.
-            Poll::Ready(Some(Err(_))) => this.back = None,
-            _ => {}
+        match &mut this.inner {
+            Inner::Hyper { body, back } => {
+                let polled = Pin::new(&mut *body).poll_frame(cx);
+                match &polled {
+                    Poll::Ready(None) => this.release(),
+                    Poll::Ready(Some(Ok(_))) if body.is_end_stream() => this.release(),
+                    // A failed body leaves the connection unusable: drop it.
+                    Poll::Ready(Some(Err(_))) => *back = None,
+                    _ => {}
+                }
+                polled.map_err(Into::into)
+            }
+            Inner::Full(data) => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
+            Inner::Raw(raw) => raw.poll_frame(cx),
         }
-        polled
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        match &self.inner {
+            Inner::Hyper { body, .. } => body.is_end_stream(),
+            Inner::Full(data) => data.is_none(),
+            Inner::Raw(raw) => raw.ready.is_empty() && raw.dec.is_done(),
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        match &self.inner {
+            Inner::Hyper { body, .. } => body.size_hint(),
+            Inner::Full(data) => SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64)),
+            Inner::Raw(raw) => match raw.dec.remaining() {
+                Some(n) => {
+                    SizeHint::with_exact(n + raw.ready.iter().map(|d| d.len() as u64).sum::<u64>())
+                }
+                None => SizeHint::default(),
+            },
+        }
     }
 }
 
@@ -343,7 +657,9 @@ impl<B> Drop for UpstreamBody<B> {
         // A body dropped before its end (client gone) takes its connection with it: the rest of
         // the response would otherwise be read as the next response. hyper answers a response
         // whose body is empty without polling it, hence the end-of-stream check here too.
-        if self.inner.is_end_stream() {
+        if let Inner::Hyper { body, .. } = &self.inner
+            && body.is_end_stream()
+        {
             self.release();
         }
     }
@@ -371,6 +687,10 @@ mod tests {
         Stall,
         /// 1 MiB of `x`, keep-alive: more than one read.
         Big,
+        /// `hello, world` in chunks, the last ones written after a pause, keep-alive.
+        Chunked,
+        /// Bytes that are not HTTP.
+        Garbage,
     }
 
     /// A server on 127.0.0.1:0 counting the connections it accepted.
@@ -394,6 +714,7 @@ mod tests {
                         }
                         buf.extend_from_slice(&chunk[..n]);
                         while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let is_head = buf.starts_with(b"HEAD ");
                             buf.drain(..end + 4);
                             let reply: Vec<u8> = match answer {
                                 Answer::Stall => {
@@ -406,6 +727,18 @@ mod tests {
                                     r.resize(r.len() + (1 << 20), b'x');
                                     r
                                 }
+                                Answer::Chunked => {
+                                    let first = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n";
+                                    if s.write_all(first).await.is_err() {
+                                        return;
+                                    }
+                                    tokio::time::sleep(Duration::from_millis(20)).await;
+                                    b"7\r\n, world\r\n0\r\n\r\n".to_vec()
+                                }
+                                Answer::Garbage => b"SSH-2.0-nope\r\n\r\n".to_vec(),
+                                _ if is_head => {
+                                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n".to_vec()
+                                }
                                 _ => b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok".to_vec(),
                             };
                             if s.write_all(&reply).await.is_err() {
@@ -416,7 +749,10 @@ mod tests {
                                 Answer::Stall => {
                                     std::future::pending::<()>().await;
                                 }
-                                Answer::KeepAlive | Answer::Big => {}
+                                Answer::KeepAlive
+                                | Answer::Big
+                                | Answer::Chunked
+                                | Answer::Garbage => {}
                             }
                         }
                     }
@@ -460,6 +796,60 @@ mod tests {
             assert!(body.iter().all(|&b| b == b'x'));
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_chunked_body_streams_across_reads_and_its_connection_is_reused() {
+        let (addr, accepted) = server(Answer::Chunked).await;
+        let pool = H1Pool::<Req>::new(addr, None, 10, None);
+        for _ in 0..2 {
+            let resp = pool.send(get()).await.unwrap();
+            assert!(!resp.body().is_end_stream(), "the rest is still on its way");
+            assert_eq!(read_to_end(resp).await, "hello, world");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        assert_eq!(pool.idle_count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_head_response_has_no_body_and_frees_its_connection() {
+        let (addr, accepted) = server(Answer::KeepAlive).await;
+        let pool = H1Pool::<Req>::new(addr, None, 10, None);
+        let mut head = get();
+        *head.method_mut() = http::Method::HEAD;
+        let resp = pool.send(head).await.unwrap();
+        assert_eq!(resp.headers()[http::header::CONTENT_LENGTH], "2");
+        assert!(resp.body().is_end_stream());
+        drop(resp);
+        // The announced two bytes were never read as a body: the next exchange is intact.
+        assert_eq!(read_to_end(pool.send(get()).await.unwrap()).await, "ok");
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn requests_with_other_methods_go_through_hyper_and_are_pooled_too() {
+        let (addr, accepted) = server(Answer::KeepAlive).await;
+        let pool = H1Pool::<Req>::new(addr, None, 10, None);
+        for _ in 0..2 {
+            let mut post = get();
+            *post.method_mut() = http::Method::DELETE;
+            assert_eq!(read_to_end(pool.send(post).await.unwrap()).await, "ok");
+        }
+        assert_eq!(read_to_end(pool.send(get()).await.unwrap()).await, "ok");
+        // One hyper connection (reused) and one raw connection.
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(pool.idle_count(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_response_that_is_not_http_is_an_error_and_not_retried() {
+        let (addr, accepted) = server(Answer::Garbage).await;
+        let pool = H1Pool::<Req>::new(addr, None, 10, None);
+        let err = pool.send(get()).await.unwrap_err();
+        assert!(matches!(err, PoolError::H1(H1Error::Invalid(_))), "{err}");
+        assert!(!err.is_connect());
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        assert_eq!(pool.idle_count(), 0);
     }
 
     #[tokio::test]

@@ -1137,9 +1137,7 @@ impl Runtime {
                 }
                 resp.map(|b| match write_deadline {
                     Some(at) => crate::deadline::Deadline::new(b, at, "write").boxed(),
-                    None => b
-                        .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
-                        .boxed(),
+                    None => b.boxed(),
                 })
             }
             Err(e) => {

@@ -1,0 +1,684 @@
+//! The proxy's own HTTP/1.1 client codec, for the hot path to `http://` servers.
+//!
+//! A request without a body (GET, HEAD, OPTIONS, TRACE; no upgrade) is written to a pooled
+//! connection and its response read by the task of the request itself: hyper's client hands
+//! every request through a channel to a per-connection task and back, which on loopback cost
+//! more CPU than the exchange. Requests with bodies and upgrades still go through hyper (see
+//! [`crate::pool`]).
+//!
+//! Message framing follows RFC 9112 §6.3: no body after HEAD, 1xx, 204 and 304; a final
+//! `chunked` transfer coding is decoded; any other transfer coding is read until the server
+//! closes; otherwise `Content-Length` (several values must agree) or, without one, until close.
+//! A connection is reused only after a complete HTTP/1.1 message with neither `Connection:
+//! close` nor both framing headers.
+
+use bytes::{Bytes, BytesMut};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, StatusCode, Version};
+
+/// Largest response head accepted (hyper's client allows about as much by default).
+pub const MAX_HEAD: usize = 64 * 1024;
+/// Most header fields in one response head (hyper's default).
+const MAX_HEADERS: usize = 100;
+/// Longest chunk-size line or trailer line accepted.
+const MAX_LINE: usize = 4096;
+/// Most trailer bytes read after the last chunk (trailers are not forwarded).
+const MAX_TRAILERS: usize = 16 * 1024;
+/// Free buffer space asked for before each read from the server.
+pub const READ_RESERVE: usize = 16 * 1024;
+
+/// Why an exchange with the server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum H1Error {
+    /// Reading or writing failed before any byte of a response arrived.
+    #[error("connection error before a response: {0}")]
+    Early(#[source] std::io::Error),
+    /// The server closed the connection before any byte of a response.
+    #[error("server closed the connection without a response")]
+    ClosedEarly,
+    /// Reading failed in the middle of a response.
+    #[error("connection error: {0}")]
+    Io(#[source] std::io::Error),
+    /// The server closed the connection in the middle of a response.
+    #[error("server closed the connection in the middle of a response")]
+    Truncated,
+    /// The server's bytes are not a valid HTTP/1.1 response.
+    #[error("invalid response from server: {0}")]
+    Invalid(&'static str),
+}
+
+impl H1Error {
+    /// True when nothing of a response arrived: on a reused connection the server most likely
+    /// closed it while idle, and an idempotent request may go out again on another one.
+    pub fn nothing_received(&self) -> bool {
+        matches!(self, H1Error::Early(_) | H1Error::ClosedEarly)
+    }
+
+    /// True when the failure was a timeout.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, H1Error::Early(e) | H1Error::Io(e) if e.kind() == std::io::ErrorKind::TimedOut)
+    }
+}
+
+/// True for a request this codec carries: no body, no upgrade, no `Expect`, and a method a
+/// server may receive twice (a stale keep-alive connection is retried on a new one).
+pub fn eligible(method: &Method, headers: &HeaderMap, body_is_empty: bool) -> bool {
+    body_is_empty
+        && matches!(
+            *method,
+            Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
+        )
+        && !headers.contains_key(header::TRANSFER_ENCODING)
+        && !headers.contains_key(header::UPGRADE)
+        && !headers.contains_key(header::EXPECT)
+        && headers
+            .get(header::CONTENT_LENGTH)
+            .is_none_or(|v| v.as_bytes() == b"0")
+}
+
+/// Appends the request head: request line in origin form, the headers as they are (names in
+/// hyper's lower case), the empty line. `http`'s types cannot hold CR or LF, so nothing a client
+/// sent can split the head.
+pub fn encode_request(out: &mut Vec<u8>, method: &Method, target: &str, headers: &HeaderMap) {
+    out.extend_from_slice(method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// How the body of a response is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// No body.
+    Empty,
+    /// Exactly this many bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Until the server closes the connection.
+    Close,
+}
+
+/// A parsed response head.
+#[derive(Debug)]
+pub struct Head {
+    /// Status code (never 1xx once returned by the pool).
+    pub status: StatusCode,
+    /// HTTP/1.0 or HTTP/1.1.
+    pub version: Version,
+    /// Header fields as received (values share the head's bytes).
+    pub headers: HeaderMap,
+    /// How the body is delimited.
+    pub framing: Framing,
+    /// The connection may carry another exchange once this body has been read.
+    pub keep_alive: bool,
+}
+
+/// Parses a response head at the start of `buf`, removing it from there. `None`: incomplete.
+/// Header values share the head's bytes instead of being copied.
+pub fn parse_head(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, H1Error> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut fields);
+    let len = match resp.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => {
+            return if buf.len() >= MAX_HEAD {
+                Err(H1Error::Invalid("response head larger than 64 KiB"))
+            } else {
+                Ok(None)
+            };
+        }
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(H1Error::Invalid("more than 100 response header fields"));
+        }
+        Err(_) => return Err(H1Error::Invalid("malformed response head")),
+    };
+    let status = resp
+        .code
+        .and_then(|c| StatusCode::from_u16(c).ok())
+        .ok_or(H1Error::Invalid("bad status code"))?;
+    let version = if resp.version == Some(0) {
+        Version::HTTP_10
+    } else {
+        Version::HTTP_11
+    };
+    let base = buf.as_ptr() as usize;
+    let mut spans = Vec::with_capacity(resp.headers.len());
+    for f in resp.headers.iter() {
+        let name = HeaderName::from_bytes(f.name.as_bytes())
+            .map_err(|_| H1Error::Invalid("bad header name"))?;
+        let start = f.value.as_ptr() as usize - base;
+        spans.push((name, start, start + f.value.len()));
+    }
+    let head = buf.split_to(len).freeze();
+    let mut headers = HeaderMap::with_capacity(spans.len());
+    for (name, start, end) in spans {
+        let value = HeaderValue::from_maybe_shared(head.slice(start..end))
+            .map_err(|_| H1Error::Invalid("bad header value"))?;
+        headers.append(name, value);
+    }
+    let (framing, ambiguous) = framing(status, &headers, head_request)?;
+    let close = has_token(&headers, "close");
+    let keep_alive = !ambiguous
+        && framing != Framing::Close
+        && !close
+        && (version == Version::HTTP_11 || has_token(&headers, "keep-alive"));
+    Ok(Some(Head {
+        status,
+        version,
+        headers,
+        framing,
+        keep_alive,
+    }))
+}
+
+/// The body's framing, and whether both `Transfer-Encoding` and `Content-Length` were sent
+/// (RFC 9112 §6.3: transfer coding wins, and the connection must not be reused).
+fn framing(
+    status: StatusCode,
+    headers: &HeaderMap,
+    head_request: bool,
+) -> Result<(Framing, bool), H1Error> {
+    if head_request
+        || status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED
+    {
+        return Ok((Framing::Empty, false));
+    }
+    let has_length = headers.contains_key(header::CONTENT_LENGTH);
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        let last = headers
+            .get_all(header::TRANSFER_ENCODING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .rfind(|t| !t.is_empty());
+        let chunked = last.is_some_and(|t| t.eq_ignore_ascii_case("chunked"));
+        let f = if chunked {
+            Framing::Chunked
+        } else {
+            Framing::Close
+        };
+        return Ok((f, has_length));
+    }
+    let mut length: Option<u64> = None;
+    for v in headers.get_all(header::CONTENT_LENGTH) {
+        for part in v.as_bytes().split(|&b| b == b',') {
+            let n =
+                parse_decimal(part.trim_ascii()).ok_or(H1Error::Invalid("bad Content-Length"))?;
+            if length.is_some_and(|l| l != n) {
+                return Err(H1Error::Invalid("conflicting Content-Length values"));
+            }
+            length = Some(n);
+        }
+    }
+    Ok(match length {
+        Some(0) => (Framing::Empty, false),
+        Some(n) => (Framing::Length(n), false),
+        None => (Framing::Close, false),
+    })
+}
+
+fn parse_decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        if d.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
+fn has_token(headers: &HeaderMap, token: &str) -> bool {
+    headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim().eq_ignore_ascii_case(token))
+}
+
+/// What the decoder made of the buffered bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Body bytes.
+    Data(Bytes),
+    /// The body is complete.
+    End,
+    /// More bytes from the server are needed.
+    More,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    Length(u64),
+    ChunkSize,
+    ChunkData(u64),
+    ChunkEnd,
+    Trailers(usize),
+    Close,
+    Done,
+}
+
+/// Takes a response body out of the connection's read buffer.
+#[derive(Debug)]
+pub struct Decoder {
+    state: State,
+}
+
+impl Decoder {
+    /// A decoder for a body framed as `framing`.
+    pub fn new(framing: Framing) -> Decoder {
+        let state = match framing {
+            Framing::Empty | Framing::Length(0) => State::Done,
+            Framing::Length(n) => State::Length(n),
+            Framing::Chunked => State::ChunkSize,
+            Framing::Close => State::Close,
+        };
+        Decoder { state }
+    }
+
+    /// True once the whole body has been decoded.
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done)
+    }
+
+    /// Bytes of the body still to come, when known.
+    pub fn remaining(&self) -> Option<u64> {
+        match self.state {
+            State::Length(n) => Some(n),
+            State::Done => Some(0),
+            _ => None,
+        }
+    }
+
+    /// The next piece of the body found in `buf` (consumed from it).
+    pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Step, H1Error> {
+        loop {
+            match self.state {
+                State::Done => return Ok(Step::End),
+                State::Length(n) | State::ChunkData(n) => {
+                    if buf.is_empty() {
+                        return Ok(Step::More);
+                    }
+                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(buf.len());
+                    let data = buf.split_to(take).freeze();
+                    let left = n - take as u64;
+                    self.state = match (self.state, left) {
+                        (State::Length(_), 0) => State::Done,
+                        (State::Length(_), l) => State::Length(l),
+                        (_, 0) => State::ChunkEnd,
+                        (_, l) => State::ChunkData(l),
+                    };
+                    return Ok(Step::Data(data));
+                }
+                State::Close => {
+                    if buf.is_empty() {
+                        return Ok(Step::More);
+                    }
+                    return Ok(Step::Data(buf.split().freeze()));
+                }
+                State::ChunkSize => {
+                    let Some(line) = take_line(buf)? else {
+                        return Ok(Step::More);
+                    };
+                    let size = chunk_size(&line)?;
+                    self.state = if size == 0 {
+                        State::Trailers(0)
+                    } else {
+                        State::ChunkData(size)
+                    };
+                }
+                State::ChunkEnd => {
+                    if buf.len() < 2 {
+                        return Ok(Step::More);
+                    }
+                    if &buf[..2] != b"\r\n" {
+                        return Err(H1Error::Invalid("chunk data not followed by CRLF"));
+                    }
+                    let _ = buf.split_to(2);
+                    self.state = State::ChunkSize;
+                }
+                State::Trailers(seen) => {
+                    let Some(line) = take_line(buf)? else {
+                        return Ok(Step::More);
+                    };
+                    if line.is_empty() {
+                        self.state = State::Done;
+                        return Ok(Step::End);
+                    }
+                    let seen = seen + line.len() + 2;
+                    if seen > MAX_TRAILERS {
+                        return Err(H1Error::Invalid("trailers larger than 16 KiB"));
+                    }
+                    self.state = State::Trailers(seen);
+                }
+            }
+        }
+    }
+
+    /// The server closed the connection: the end of a close-delimited body, else an error.
+    pub fn eof(&mut self) -> Result<Step, H1Error> {
+        match self.state {
+            State::Close | State::Done => {
+                self.state = State::Done;
+                Ok(Step::End)
+            }
+            _ => Err(H1Error::Truncated),
+        }
+    }
+}
+
+/// A CRLF-terminated line from the front of `buf`, without its CRLF.
+fn take_line(buf: &mut BytesMut) -> Result<Option<BytesMut>, H1Error> {
+    let window = &buf[..buf.len().min(MAX_LINE)];
+    match window.iter().position(|&b| b == b'\n') {
+        Some(i) if i > 0 && window[i - 1] == b'\r' => {
+            let mut line = buf.split_to(i + 1);
+            line.truncate(i - 1);
+            Ok(Some(line))
+        }
+        Some(_) => Err(H1Error::Invalid("line in chunked body not ended by CRLF")),
+        None if buf.len() >= MAX_LINE => Err(H1Error::Invalid("chunk line longer than 4 KiB")),
+        None => Ok(None),
+    }
+}
+
+/// `chunk-size [ chunk-ext ]`: hexadecimal digits, then optional whitespace and extensions.
+fn chunk_size(line: &[u8]) -> Result<u64, H1Error> {
+    let digits = line
+        .iter()
+        .position(|&b| !b.is_ascii_hexdigit())
+        .unwrap_or(line.len());
+    if digits == 0 || digits > 15 {
+        return Err(H1Error::Invalid("bad chunk size"));
+    }
+    let rest = line[digits..].trim_ascii_start();
+    if !(rest.is_empty() || rest[0] == b';') {
+        return Err(H1Error::Invalid("bad chunk size"));
+    }
+    let mut n = 0u64;
+    for &d in &line[..digits] {
+        let v = char::from(d)
+            .to_digit(16)
+            .ok_or(H1Error::Invalid("bad chunk size"))?;
+        n = n * 16 + u64::from(v);
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(bytes: &[u8], head_request: bool) -> Result<Option<Head>, H1Error> {
+        parse_head(&mut BytesMut::from(bytes), head_request)
+    }
+
+    fn framing_of(bytes: &[u8]) -> (Framing, bool) {
+        let h = head(bytes, false).unwrap().unwrap();
+        (h.framing, h.keep_alive)
+    }
+
+    /// Decodes `input` fed in pieces of `step` bytes; the body and the bytes left over.
+    fn decode_in_pieces(
+        framing: Framing,
+        input: &[u8],
+        step: usize,
+    ) -> Result<(Vec<u8>, Vec<u8>), H1Error> {
+        let mut dec = Decoder::new(framing);
+        let mut buf = BytesMut::new();
+        let mut body = Vec::new();
+        let mut fed = 0;
+        loop {
+            match dec.decode(&mut buf)? {
+                Step::Data(d) => body.extend_from_slice(&d),
+                Step::End => return Ok((body, buf.to_vec())),
+                Step::More if fed < input.len() => {
+                    let end = (fed + step).min(input.len());
+                    buf.extend_from_slice(&input[fed..end]);
+                    fed = end;
+                }
+                Step::More => match dec.eof()? {
+                    Step::End => return Ok((body, buf.to_vec())),
+                    other => panic!("{other:?}"),
+                },
+            }
+        }
+    }
+
+    #[test]
+    fn a_head_is_parsed_and_removed_from_the_buffer() {
+        let mut buf = BytesMut::from(
+            &b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-A: 1\r\nx-a: 2\r\n\r\nokNEXT"[..],
+        );
+        let h = parse_head(&mut buf, false).unwrap().unwrap();
+        assert_eq!(h.status, StatusCode::OK);
+        assert_eq!(h.version, Version::HTTP_11);
+        assert_eq!(h.framing, Framing::Length(2));
+        assert!(h.keep_alive);
+        let xa: Vec<_> = h.headers.get_all("x-a").iter().collect();
+        assert_eq!(xa, ["1", "2"]);
+        assert_eq!(&buf[..], b"okNEXT");
+    }
+
+    #[test]
+    fn an_incomplete_head_asks_for_more_and_a_huge_one_is_refused() {
+        assert!(
+            head(b"HTTP/1.1 200 OK\r\nContent-Le", false)
+                .unwrap()
+                .is_none()
+        );
+        let mut big = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
+        big.resize(MAX_HEAD + 10, b'a');
+        assert!(matches!(head(&big, false), Err(H1Error::Invalid(_))));
+    }
+
+    #[test]
+    fn garbage_and_bad_status_are_invalid() {
+        assert!(matches!(
+            head(b"SSH-2.0-OpenSSH\r\n\r\n", false),
+            Err(H1Error::Invalid(_))
+        ));
+        assert!(matches!(
+            head(b"HTTP/1.1 1000 Huh\r\n\r\n", false),
+            Err(H1Error::Invalid(_))
+        ));
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..101 {
+            many.extend_from_slice(format!("x-{i}: v\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        assert!(matches!(head(&many, false), Err(H1Error::Invalid(_))));
+    }
+
+    #[test]
+    fn framing_follows_rfc_9112() {
+        assert_eq!(
+            framing_of(b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n"),
+            (Framing::Empty, true)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.1 304 Not Modified\r\n\r\n"),
+            (Framing::Empty, true)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"),
+            (Framing::Chunked, true)
+        );
+        // Transfer coding wins over Content-Length, and the connection is not reused.
+        assert_eq!(
+            framing_of(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n"
+            ),
+            (Framing::Chunked, false)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n"),
+            (Framing::Close, false)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.1 200 OK\r\n\r\n"),
+            (Framing::Close, false)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+            (Framing::Empty, true)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.1 200 OK\r\nContent-Length: 7, 7\r\n\r\n"),
+            (Framing::Length(7), true)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\n"),
+            (Framing::Length(1), false)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n"),
+            (Framing::Length(1), false)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\n"),
+            (Framing::Length(1), true)
+        );
+        let h = head(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(h.framing, Framing::Empty, "a HEAD response has no body");
+        for bad in [
+            &b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"[..],
+            b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: +1\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+        ] {
+            assert!(
+                matches!(head(bad, false), Err(H1Error::Invalid(_))),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn chunked_bodies_decode_whatever_the_read_boundaries() {
+        let input = b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\nNEXT";
+        for step in 1..input.len() {
+            let (body, rest) = decode_in_pieces(Framing::Chunked, input, step).unwrap();
+            assert_eq!(body, b"hello, world", "step {step}");
+            // Bytes after the body stay in the buffer (only what was fed so far).
+            assert!(b"NEXT".starts_with(&rest), "step {step}: {rest:?}");
+        }
+    }
+
+    #[test]
+    fn bad_chunked_bodies_are_errors() {
+        for bad in [
+            &b"zz\r\nhello\r\n0\r\n\r\n"[..],
+            b"5\r\nhelloXX0\r\n\r\n",
+            b"5\nhello\r\n0\r\n\r\n",
+            b"1234567890abcdef\r\n",
+            b"5 junk\r\nhello\r\n0\r\n\r\n",
+        ] {
+            assert!(
+                decode_in_pieces(Framing::Chunked, bad, 3).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        // A server that closes mid-body truncates it.
+        assert!(matches!(
+            decode_in_pieces(Framing::Chunked, b"5\r\nhel", 100),
+            Err(H1Error::Truncated)
+        ));
+        assert!(matches!(
+            decode_in_pieces(Framing::Length(10), b"hello", 100),
+            Err(H1Error::Truncated)
+        ));
+        let long = vec![b'1'; MAX_LINE + 1];
+        assert!(decode_in_pieces(Framing::Chunked, &long, 1000).is_err());
+    }
+
+    #[test]
+    fn length_and_close_delimited_bodies() {
+        let (body, rest) = decode_in_pieces(Framing::Length(5), b"helloNEXT", 3).unwrap();
+        assert_eq!(body, b"hello");
+        // Fed "hel", then "loN": the byte after the body stays in the buffer.
+        assert_eq!(rest, b"N");
+        let (body, _) = decode_in_pieces(Framing::Close, b"until the end", 4).unwrap();
+        assert_eq!(body, b"until the end");
+    }
+
+    #[test]
+    fn the_request_head_is_origin_form_with_every_header() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("app"));
+        headers.append("x-multi", HeaderValue::from_static("1"));
+        headers.append("x-multi", HeaderValue::from_static("2"));
+        let mut out = Vec::new();
+        encode_request(&mut out, &Method::GET, "/a?b=c", &headers);
+        assert_eq!(
+            out,
+            b"GET /a?b=c HTTP/1.1\r\nhost: app\r\nx-multi: 1\r\nx-multi: 2\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn only_bodiless_repeatable_requests_take_this_codec() {
+        let h = HeaderMap::new();
+        assert!(eligible(&Method::GET, &h, true));
+        assert!(eligible(&Method::HEAD, &h, true));
+        assert!(!eligible(&Method::POST, &h, true));
+        assert!(!eligible(&Method::GET, &h, false));
+        let mut up = HeaderMap::new();
+        up.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        assert!(!eligible(&Method::GET, &up, true));
+        let mut cl = HeaderMap::new();
+        cl.insert(header::CONTENT_LENGTH, HeaderValue::from_static("0"));
+        assert!(eligible(&Method::GET, &cl, true));
+        cl.insert(header::CONTENT_LENGTH, HeaderValue::from_static("3"));
+        assert!(!eligible(&Method::GET, &cl, true));
+    }
+
+    proptest::proptest! {
+        /// Any chunking of any body decodes back to the body, split at any read boundary.
+        #[test]
+        fn chunked_round_trip(body in proptest::collection::vec(proptest::num::u8::ANY, 0..600),
+                              sizes in proptest::collection::vec(1usize..90, 1..20),
+                              step in 1usize..64) {
+            let mut input = Vec::new();
+            let mut rest = &body[..];
+            let mut i = 0;
+            while !rest.is_empty() {
+                let n = sizes[i % sizes.len()].min(rest.len());
+                input.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+                input.extend_from_slice(&rest[..n]);
+                input.extend_from_slice(b"\r\n");
+                rest = &rest[n..];
+                i += 1;
+            }
+            input.extend_from_slice(b"0\r\n\r\n");
+            let (decoded, left) = decode_in_pieces(Framing::Chunked, &input, step).unwrap();
+            proptest::prop_assert_eq!(decoded, body);
+            proptest::prop_assert!(left.is_empty());
+        }
+
+        /// Arbitrary bytes never panic the head parser or the chunked decoder.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let _ = head(&bytes, false);
+            let _ = decode_in_pieces(Framing::Chunked, &bytes, 7);
+        }
+    }
+}
