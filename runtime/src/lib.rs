@@ -16,6 +16,7 @@ pub mod cors;
 pub mod deadline;
 pub mod forward;
 pub mod h1;
+pub mod h1serve;
 pub mod health;
 pub mod healthcheck;
 pub mod logging;

@@ -14,11 +14,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::h1serve::RequestBody;
 use bridge_plan::{MiddlewareKind, Plan, ServiceKind};
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, Uri, header};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -417,7 +417,7 @@ impl Runtime {
         ep: Arc<str>,
         peer: Peer,
         tls: bool,
-        req: Request<Incoming>,
+        req: Request<RequestBody>,
     ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
         match self.observer.clone() {
             None => Box::pin(self.respond(ep, peer, tls, req)),
@@ -431,7 +431,7 @@ impl Runtime {
         ep: Arc<str>,
         peer: Peer,
         tls: bool,
-        req: Request<Incoming>,
+        req: Request<RequestBody>,
     ) -> Response<Body> {
         let header = |h: header::HeaderName| {
             req.headers()
@@ -490,7 +490,7 @@ impl Runtime {
         ep: Arc<str>,
         peer: Peer,
         tls: bool,
-        mut req: Request<Incoming>,
+        mut req: Request<RequestBody>,
     ) -> Response<Body> {
         let Some(entry) = self.plan.entrypoints.get(&*ep) else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
@@ -811,7 +811,7 @@ impl Runtime {
     async fn forward(
         &self,
         service: &str,
-        mut req: Request<Incoming>,
+        mut req: Request<RequestBody>,
         peer: &Peer,
         (ep, entry, tls): (&str, &bridge_plan::EntryPoint, bool),
         host_value: Option<&HeaderValue>,
@@ -1474,7 +1474,10 @@ struct Conn {
     peer: Peer,
     builder: hyper_util::server::conn::auto::Builder<TokioExecutor>,
     watcher: hyper_util::server::graceful::Watcher,
+    /// Changes when the entry point shuts down (connections of the own HTTP/1.1 loop).
+    stop: tokio::sync::watch::Receiver<()>,
     handshake_timeout: Duration,
+    limits: crate::h1serve::Limits,
 }
 
 /// Counts a connection in `traefik_open_connections` while it lives.
@@ -1536,15 +1539,33 @@ impl Conn {
             peer,
             builder,
             watcher,
+            mut stop,
+            limits,
             ..
         } = self;
-        let svc = hyper::service::service_fn(move |req| {
+        // Plain keep-alive requests are served by the own loop; the rest of the connection goes
+        // to hyper at the first request the loop does not take (see `crate::h1serve`).
+        let answered = {
+            let (current, ep, peer) = (&current, &ep, &peer);
+            crate::h1serve::serve(io, limits, &mut stop, move |req| {
+                current
+                    .load_full()
+                    .handle(ep.clone(), peer.clone(), tls, req)
+            })
+            .await
+        };
+        let io = match answered {
+            crate::h1serve::Outcome::Done => return,
+            crate::h1serve::Outcome::HandOver(io) => io,
+        };
+        drop(stop);
+        let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
             // Each request sees the plan current when it arrived (SIGHUP swaps it atomically).
             let rt = current.load_full();
             let ep = ep.clone();
             // Boxed: hyper keeps the future in its dispatcher, and moving the unboxed state
             // machine (kilobytes) there on every request showed as memcpy in profiles.
-            let fut = rt.handle(ep, peer.clone(), tls, req);
+            let fut = rt.handle(ep, peer.clone(), tls, req.map(RequestBody::Hyper));
             async move { Ok::<_, Infallible>(fut.await) }
         });
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
@@ -1596,6 +1617,12 @@ pub async fn serve_entrypoint(
         .timer(TokioTimer::new())
         .max_header_list_size(u32::try_from(max_header).unwrap_or(u32::MAX));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Connections in the own HTTP/1.1 loop hold a receiver; all gone = all drained.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
+    let limits = crate::h1serve::Limits {
+        header_read,
+        max_header: max_header.max(8192),
+    };
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -1610,7 +1637,9 @@ pub async fn serve_entrypoint(
                     peer: Peer::new(peer),
                     builder: builder.clone(),
                     watcher: graceful.watcher(),
+                    stop: stop_rx.clone(),
                     handshake_timeout: header_read,
+                    limits,
                 };
                 tokio::spawn(conn.run(stream, tls));
             }
@@ -1618,7 +1647,12 @@ pub async fn serve_entrypoint(
         }
     }
     drop(listener);
-    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+    drop(stop_rx);
+    let _ = stop_tx.send(());
+    let _ = tokio::time::timeout(grace, async {
+        tokio::join!(graceful.shutdown(), stop_tx.closed());
+    })
+    .await;
 }
 
 /// The current time as RFC 3339 UTC (`2026-11-30T05:00:00Z`), for `/api/version`.

@@ -1,0 +1,703 @@
+//! The proxy's own HTTP/1.1 server loop, for plain keep-alive requests on any connection.
+//!
+//! Every accepted connection (plain or TLS) starts here. Requests without a body, upgrade or
+//! `Expect` are parsed (httparse), answered and written by this loop in the connection's task;
+//! hyper's server spends more per request on its dispatcher, its body channel and its timer than
+//! the proxy's whole request path. At the first request this loop does not take — a body,
+//! WebSocket, HTTP/1.0, HTTP/2 (prior knowledge or ALPN `h2`), a head it cannot parse or one over
+//! the size limit — the connection is handed to hyper together with the bytes already read, and
+//! hyper serves the rest of it with its own answers (400, 431, …). Between requests the state is
+//! clean, so the hand-over is exact.
+//!
+//! Semantics kept from hyper's server: one bound from the end of a response (or the accept) to
+//! the end of the next request head (slowloris and keep-alive idle time alike), lower-case header
+//! names, a `date` header, `content-length` from a known body size else chunked encoding, no body
+//! after HEAD, 1xx, 204 and 304, and a connection closed after `Connection: close` or a body that
+//! failed or did not match its announced length.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Request, Response, StatusCode, Uri, Version};
+use hyper::body::{Body as _, Frame, Incoming, SizeHint};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+
+/// Most header fields in a request this loop takes (hyper's default; more goes to hyper).
+const MAX_HEADERS: usize = 100;
+/// Bodies up to this size are copied behind the head and written with it in one call.
+const COALESCE: usize = 16 * 1024;
+
+/// A request body: hyper's, or none (the requests this loop takes have no body).
+#[derive(Debug)]
+pub enum RequestBody {
+    /// Streamed by hyper.
+    Hyper(Incoming),
+    /// No body.
+    Empty,
+}
+
+impl hyper::body::Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        match self.get_mut() {
+            RequestBody::Hyper(b) => Pin::new(b).poll_frame(cx),
+            RequestBody::Empty => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            RequestBody::Hyper(b) => b.is_end_stream(),
+            RequestBody::Empty => true,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            RequestBody::Hyper(b) => b.size_hint(),
+            RequestBody::Empty => SizeHint::with_exact(0),
+        }
+    }
+}
+
+/// Limits of the loop, from the entry point.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// From the end of a response (or the accept) to the end of the next request head.
+    pub header_read: Duration,
+    /// Largest request head this loop reads; a larger one goes to hyper (which answers 431).
+    pub max_header: usize,
+}
+
+/// How the loop ended.
+#[derive(Debug)]
+pub enum Outcome<I> {
+    /// The connection is finished (closed by either side, timed out, or shut down).
+    Done,
+    /// hyper must serve the rest of the connection, starting with the bytes already read.
+    HandOver(Rewind<I>),
+}
+
+/// Serves requests on `io` until the connection ends or needs hyper. `answer` answers one
+/// request; `stop` resolving means shut down: the response in progress is finished, then the
+/// connection is closed.
+pub async fn serve<I, A, F>(
+    mut io: I,
+    limits: Limits,
+    stop: &mut tokio::sync::watch::Receiver<()>,
+    mut answer: A,
+) -> Outcome<I>
+where
+    I: AsyncRead + AsyncWrite + Unpin,
+    A: FnMut(Request<RequestBody>) -> F,
+    F: Future<Output = Response<crate::server::Body>>,
+{
+    let mut buf = BytesMut::with_capacity(4096);
+    let mut out = Vec::with_capacity(1024);
+    let deadline = tokio::time::sleep(limits.header_read);
+    tokio::pin!(deadline);
+    loop {
+        deadline
+            .as_mut()
+            .reset(tokio::time::Instant::now() + limits.header_read);
+        let parsed = loop {
+            if !buf.is_empty() {
+                match parse(&buf, limits.max_header) {
+                    Parsed::Request(r) => break r,
+                    Parsed::Partial if buf.len() < limits.max_header => {}
+                    Parsed::Partial | Parsed::Other => {
+                        return Outcome::HandOver(Rewind::new(buf.freeze(), io));
+                    }
+                }
+            }
+            buf.reserve(4096);
+            tokio::select! {
+                biased;
+                read = io.read_buf(&mut buf) => match read {
+                    Ok(0) | Err(_) => return Outcome::Done,
+                    Ok(_) => {}
+                },
+                () = &mut deadline => return Outcome::Done,
+                _ = stop.changed(), if buf.is_empty() => return Outcome::Done,
+            }
+        };
+        let head = buf.split_to(parsed.len).freeze();
+        let Some((req, close)) = parsed.into_request(&head) else {
+            // Valid for httparse but not for `http` (a target `Uri` refuses): hyper answers it.
+            let mut rest = BytesMut::from(&head[..]);
+            rest.extend_from_slice(&buf);
+            return Outcome::HandOver(Rewind::new(rest.freeze(), io));
+        };
+        let head_request = req.method() == Method::HEAD;
+        let resp = answer(req).await;
+        out.clear();
+        let keep = match write_response(&mut io, &mut out, resp, head_request).await {
+            Ok(keep) => keep && !close,
+            Err(_) => false,
+        };
+        if !keep || stop.has_changed().unwrap_or(true) {
+            let _ = io.shutdown().await;
+            return Outcome::Done;
+        }
+    }
+}
+
+/// A parsed request head this loop takes.
+struct Head {
+    len: usize,
+    method: Method,
+    target: (usize, usize),
+    /// Name and value span of each field.
+    fields: Vec<(HeaderName, usize, usize)>,
+    close: bool,
+}
+
+enum Parsed {
+    Request(Head),
+    Partial,
+    /// Not for this loop: hyper decides.
+    Other,
+}
+
+fn parse(buf: &[u8], max_header: usize) -> Parsed {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut fields);
+    let len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) if n <= max_header => n,
+        Ok(httparse::Status::Partial) => return Parsed::Partial,
+        _ => return Parsed::Other,
+    };
+    if req.version != Some(1) {
+        return Parsed::Other;
+    }
+    let Some(method) = req
+        .method
+        .and_then(|m| Method::from_bytes(m.as_bytes()).ok())
+    else {
+        return Parsed::Other;
+    };
+    if method == Method::CONNECT {
+        return Parsed::Other;
+    }
+    let base = buf.as_ptr() as usize;
+    let Some(path) = req.path else {
+        return Parsed::Other;
+    };
+    let start = path.as_ptr() as usize - base;
+    let target = (start, start + path.len());
+    let mut close = false;
+    let mut out = Vec::with_capacity(req.headers.len());
+    for f in req.headers.iter() {
+        let Ok(name) = HeaderName::from_bytes(f.name.as_bytes()) else {
+            return Parsed::Other;
+        };
+        let value = f.value;
+        if name == header::TRANSFER_ENCODING
+            || name == header::UPGRADE
+            || name == header::EXPECT
+            || (name == header::CONTENT_LENGTH && value != b"0")
+        {
+            return Parsed::Other;
+        }
+        if name == header::CONNECTION {
+            for token in value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if token.eq_ignore_ascii_case(b"upgrade") {
+                    return Parsed::Other;
+                }
+            }
+        }
+        let start = value.as_ptr() as usize - base;
+        out.push((name, start, start + value.len()));
+    }
+    Parsed::Request(Head {
+        len,
+        method,
+        target,
+        fields: out,
+        close,
+    })
+}
+
+impl Head {
+    /// The request, its fields sharing the head's bytes; `None` when `http` refuses a part.
+    fn into_request(self, head: &Bytes) -> Option<(Request<RequestBody>, bool)> {
+        let uri = Uri::from_maybe_shared(head.slice(self.target.0..self.target.1)).ok()?;
+        let mut headers = HeaderMap::with_capacity(self.fields.len());
+        for (name, start, end) in self.fields {
+            headers.append(
+                name,
+                HeaderValue::from_maybe_shared(head.slice(start..end)).ok()?,
+            );
+        }
+        let mut req = Request::new(RequestBody::Empty);
+        *req.method_mut() = self.method;
+        *req.uri_mut() = uri;
+        *req.version_mut() = Version::HTTP_11;
+        *req.headers_mut() = headers;
+        Some((req, self.close))
+    }
+}
+
+/// The `date` value for now, made once per second per thread.
+fn date_value() -> HeaderValue {
+    thread_local! {
+        static CACHE: std::cell::RefCell<(u64, HeaderValue)> =
+            const { std::cell::RefCell::new((u64::MAX, HeaderValue::from_static(""))) };
+    }
+    let now = std::time::SystemTime::now();
+    let secs = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.0 != secs {
+            let text = httpdate::fmt_http_date(now);
+            c.1 = HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""));
+            c.0 = secs;
+        }
+        c.1.clone()
+    })
+}
+
+/// Writes `resp`; `Ok(true)` when the connection can carry another request.
+async fn write_response<I>(
+    io: &mut I,
+    out: &mut Vec<u8>,
+    resp: Response<crate::server::Body>,
+    head_request: bool,
+) -> std::io::Result<bool>
+where
+    I: AsyncWrite + Unpin,
+{
+    let (parts, mut body) = resp.into_parts();
+    let status = parts.status;
+    let bodyless = head_request
+        || status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED;
+    let mut keep = true;
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(status.canonical_reason().unwrap_or("").as_bytes());
+    out.extend_from_slice(b"\r\n");
+    let mut length: Option<u64> = None;
+    let mut has_length = false;
+    let mut has_date = false;
+    for (name, value) in &parts.headers {
+        if name == header::TRANSFER_ENCODING {
+            continue;
+        }
+        if name == header::CONTENT_LENGTH {
+            if status == StatusCode::NO_CONTENT {
+                continue;
+            }
+            match std::str::from_utf8(value.as_bytes())
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+            {
+                Some(n) if !has_length => {
+                    length = Some(n);
+                    has_length = true;
+                }
+                // A second or unreadable length: send neither, frame the body by itself.
+                _ => continue,
+            }
+        }
+        if name == header::DATE {
+            has_date = true;
+        }
+        if name == header::CONNECTION
+            && value
+                .as_bytes()
+                .split(|&b| b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
+        {
+            keep = false;
+        }
+        put_field(out, name.as_str().as_bytes(), value.as_bytes());
+    }
+    if !has_date {
+        put_field(out, b"date", date_value().as_bytes());
+    }
+    if bodyless {
+        out.extend_from_slice(b"\r\n");
+        drop(body);
+        io.write_all(out).await?;
+        io.flush().await?;
+        return Ok(keep);
+    }
+    if length.is_none()
+        && let Some(n) = body.size_hint().exact()
+    {
+        length = Some(n);
+        put_field(out, b"content-length", n.to_string().as_bytes());
+    }
+    let chunked = length.is_none();
+    if chunked {
+        put_field(out, b"transfer-encoding", b"chunked");
+    }
+    out.extend_from_slice(b"\r\n");
+    let mut left = length.unwrap_or(0);
+    // The head goes out with the first piece of the body when that is ready now (a complete
+    // small response is one write); a body still on its way gets its head sent first.
+    let mut head_sent = false;
+    loop {
+        let frame = if head_sent {
+            std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
+        } else {
+            match std::future::poll_fn(|cx| match Pin::new(&mut body).poll_frame(cx) {
+                Poll::Ready(f) => Poll::Ready(Some(f)),
+                Poll::Pending => Poll::Ready(None),
+            })
+            .await
+            {
+                Some(f) => f,
+                None => {
+                    io.write_all(out).await?;
+                    io.flush().await?;
+                    out.clear();
+                    head_sent = true;
+                    continue;
+                }
+            }
+        };
+        let data = match frame {
+            None => break,
+            Some(Err(_)) => {
+                // The client must not take a cut body for a whole one.
+                if !out.is_empty() {
+                    io.write_all(out).await?;
+                }
+                return Ok(false);
+            }
+            Some(Ok(f)) => match f.into_data() {
+                Ok(d) => d,
+                Err(_) => continue,
+            },
+        };
+        if data.is_empty() {
+            continue;
+        }
+        let mut data = data;
+        if !chunked {
+            if data.len() as u64 > left {
+                data.truncate(usize::try_from(left).unwrap_or(usize::MAX));
+                keep = false;
+            }
+            left -= data.len() as u64;
+        }
+        if data.len() <= COALESCE {
+            if chunked {
+                out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                out.extend_from_slice(&data);
+                out.extend_from_slice(b"\r\n");
+            } else {
+                out.extend_from_slice(&data);
+            }
+            if body.is_end_stream() {
+                continue;
+            }
+            io.write_all(out).await?;
+        } else {
+            if !out.is_empty() {
+                io.write_all(out).await?;
+            }
+            if chunked {
+                let mut all = Bytes::from(format!("{:x}\r\n", data.len()))
+                    .chain(data)
+                    .chain(&b"\r\n"[..]);
+                io.write_all_buf(&mut all).await?;
+            } else {
+                io.write_all(&data).await?;
+            }
+        }
+        io.flush().await?;
+        out.clear();
+        head_sent = true;
+        if !keep {
+            return Ok(false);
+        }
+    }
+    if chunked {
+        out.extend_from_slice(b"0\r\n\r\n");
+    } else if left > 0 {
+        keep = false;
+    }
+    if !out.is_empty() {
+        io.write_all(out).await?;
+        io.flush().await?;
+    }
+    Ok(keep)
+}
+
+fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A connection whose first bytes were already read: they are read again first.
+#[derive(Debug)]
+pub struct Rewind<I> {
+    pre: Bytes,
+    io: I,
+}
+
+impl<I> Rewind<I> {
+    fn new(pre: Bytes, io: I) -> Self {
+        Rewind { pre, io }
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Rewind<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if !self.pre.is_empty() {
+            let n = self.pre.len().min(buf.remaining());
+            buf.put_slice(&self.pre[..n]);
+            self.pre.advance(n);
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for Rewind<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+
+    type Body = crate::server::Body;
+
+    fn limits() -> Limits {
+        Limits {
+            header_read: Duration::from_secs(5),
+            max_header: 8192,
+        }
+    }
+
+    fn full(text: &'static str) -> Body {
+        http_body_util::Full::new(Bytes::from_static(text.as_bytes()))
+            .map_err(|never| match never {})
+            .boxed()
+    }
+
+    /// A body of unknown length, in two frames.
+    struct Chunks(std::collections::VecDeque<&'static str>);
+
+    impl hyper::body::Body for Chunks {
+        type Data = Bytes;
+        type Error = Box<dyn std::error::Error + Send + Sync>;
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Ready(
+                self.0
+                    .pop_front()
+                    .map(|p| Ok(Frame::data(Bytes::from_static(p.as_bytes())))),
+            )
+        }
+    }
+
+    fn streamed() -> Body {
+        Chunks(["hello, ", "world"].into_iter().collect()).boxed()
+    }
+
+    /// Runs the loop on one end of a pipe with an answer echoing method and path; returns the
+    /// client end and the loop's task.
+    fn start(
+        body: fn() -> Body,
+        stop: tokio::sync::watch::Receiver<()>,
+    ) -> (DuplexStream, tokio::task::JoinHandle<Option<Vec<u8>>>) {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let task = tokio::spawn(async move {
+            let mut stop = stop;
+            let outcome = serve(
+                server,
+                limits(),
+                &mut stop,
+                move |req: Request<RequestBody>| {
+                    let mut resp = Response::new(body());
+                    resp.headers_mut().insert(
+                        "x-seen",
+                        HeaderValue::from_str(&format!("{} {}", req.method(), req.uri())).unwrap(),
+                    );
+                    async move { resp }
+                },
+            )
+            .await;
+            match outcome {
+                Outcome::Done => None,
+                Outcome::HandOver(mut rest) => {
+                    let mut bytes = vec![0u8; 4096];
+                    let n = rest.read(&mut bytes).await.unwrap();
+                    bytes.truncate(n);
+                    Some(bytes)
+                }
+            }
+        });
+        (client, task)
+    }
+
+    async fn read_all(mut c: DuplexStream) -> String {
+        let mut out = Vec::new();
+        c.read_to_end(&mut out).await.unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[tokio::test]
+    async fn pipelined_requests_are_answered_in_order_with_length_and_date() {
+        let (_tx, rx) = tokio::sync::watch::channel(());
+        let (mut c, task) = start(|| full("ok"), rx);
+        c.write_all(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let out = read_all(c).await;
+        let first = out.find("x-seen: GET /a\r\n").unwrap();
+        let second = out.find("x-seen: GET /b?q=1\r\n").unwrap();
+        assert!(first < second, "{out}");
+        assert_eq!(out.matches("HTTP/1.1 200 OK\r\n").count(), 2, "{out}");
+        assert_eq!(out.matches("content-length: 2\r\n").count(), 2, "{out}");
+        assert_eq!(out.matches("\r\ndate: ").count(), 2, "{out}");
+        assert!(out.ends_with("\r\n\r\nok"), "{out}");
+        // `Connection: close` ended the connection after the second answer.
+        assert!(task.await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_body_of_unknown_length_is_sent_chunked() {
+        let (_tx, rx) = tokio::sync::watch::channel(());
+        let (mut c, _task) = start(streamed, rx);
+        c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let out = read_all(c).await;
+        assert!(out.contains("transfer-encoding: chunked\r\n"), "{out}");
+        assert!(!out.contains("content-length"), "{out}");
+        assert!(
+            out.ends_with("\r\n\r\n7\r\nhello, \r\n5\r\nworld\r\n0\r\n\r\n"),
+            "{out}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_head_answer_has_no_body() {
+        let (_tx, rx) = tokio::sync::watch::channel(());
+        let (mut c, _task) = start(|| full("ok"), rx);
+        c.write_all(b"HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let out = read_all(c).await;
+        assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
+        assert!(out.ends_with("\r\n\r\n"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn requests_this_loop_does_not_take_go_to_hyper_with_every_byte() {
+        for raw in [
+            &b"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"[..],
+            b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+            b"GET / HTTP/1.0\r\n\r\n",
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+            b"GET /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        ] {
+            let (_tx, rx) = tokio::sync::watch::channel(());
+            let (mut c, task) = start(|| full("ok"), rx);
+            c.write_all(raw).await.unwrap();
+            assert_eq!(
+                task.await.unwrap().as_deref(),
+                Some(raw),
+                "{}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_head_larger_than_the_limit_goes_to_hyper() {
+        let (_tx, rx) = tokio::sync::watch::channel(());
+        let (mut c, task) = start(|| full("ok"), rx);
+        let mut big = b"GET / HTTP/1.1\r\nX-Big: ".to_vec();
+        big.resize(9000, b'a');
+        c.write_all(&big).await.unwrap();
+        let handed = task.await.unwrap().unwrap();
+        assert!(
+            big.starts_with(&handed),
+            "the read-ahead is handed over first"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_connection_is_closed_after_the_header_read_bound() {
+        let (_tx, rx) = tokio::sync::watch::channel(());
+        let (mut c, task) = start(|| full("ok"), rx);
+        c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut buf = [0u8; 512];
+        let n = c.read(&mut buf).await.unwrap();
+        assert!(buf[..n].starts_with(b"HTTP/1.1 200 OK"));
+        tokio::time::sleep(Duration::from_millis(4900)).await;
+        assert!(!task.is_finished());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(task.await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn shutting_down_closes_an_idle_connection() {
+        let (tx, rx) = tokio::sync::watch::channel(());
+        let (_c, task) = start(|| full("ok"), rx);
+        tokio::task::yield_now().await;
+        tx.send(()).unwrap();
+        assert!(task.await.unwrap().is_none());
+    }
+}
