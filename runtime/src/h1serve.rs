@@ -140,7 +140,7 @@ where
         let head_request = req.method() == Method::HEAD;
         let resp = answer(req).await;
         out.clear();
-        let keep = match write_response(&mut io, &mut out, resp, head_request).await {
+        let keep = match write_response(&mut io, &mut out, resp, head_request, close).await {
             Ok(keep) => keep && !close,
             Err(_) => false,
         };
@@ -277,6 +277,7 @@ async fn write_response<I>(
     out: &mut Vec<u8>,
     resp: Response<crate::server::Body>,
     head_request: bool,
+    close: bool,
 ) -> std::io::Result<bool>
 where
     I: AsyncWrite + Unpin,
@@ -332,6 +333,11 @@ where
     if !has_date {
         put_field(out, b"date", date_value().as_bytes());
     }
+    // The client asked to close: say so, or it would take the close for a failure.
+    if close && keep {
+        put_field(out, b"connection", b"close");
+        keep = false;
+    }
     if bodyless {
         out.extend_from_slice(b"\r\n");
         drop(body);
@@ -354,6 +360,7 @@ where
     // The head goes out with the first piece of the body when that is ready now (a complete
     // small response is one write); a body still on its way gets its head sent first.
     let mut head_sent = false;
+    let mut cut = false;
     loop {
         let frame = if head_sent {
             std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
@@ -395,7 +402,7 @@ where
         if !chunked {
             if data.len() as u64 > left {
                 data.truncate(usize::try_from(left).unwrap_or(usize::MAX));
-                keep = false;
+                cut = true;
             }
             left -= data.len() as u64;
         }
@@ -427,7 +434,8 @@ where
         io.flush().await?;
         out.clear();
         head_sent = true;
-        if !keep {
+        if cut {
+            // More than the announced length: the rest is dropped with the connection.
             return Ok(false);
         }
     }
@@ -609,7 +617,9 @@ mod tests {
         assert_eq!(out.matches("content-length: 2\r\n").count(), 2, "{out}");
         assert_eq!(out.matches("\r\ndate: ").count(), 2, "{out}");
         assert!(out.ends_with("\r\n\r\nok"), "{out}");
-        // `Connection: close` ended the connection after the second answer.
+        // `Connection: close` is confirmed in the answer and ends the connection after it.
+        assert_eq!(out.matches("connection: close\r\n").count(), 1, "{out}");
+        assert!(out.rfind("connection: close").unwrap() > second, "{out}");
         assert!(task.await.unwrap().is_none());
     }
 
