@@ -85,12 +85,45 @@ pub fn encode_request(out: &mut Vec<u8>, method: &Method, target: &str, headers:
     out.extend_from_slice(target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
     for (name, value) in headers {
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
+        put_field(out, name.as_str().as_bytes(), value.as_bytes());
     }
     out.extend_from_slice(b"\r\n");
+}
+
+/// Appends one `name: value` header line.
+pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Where each parsed field of a head lies in the head's bytes, with its name checked: the head
+/// is frozen into `Bytes` only after parsing, and the values then share it (see [`header_map`]).
+pub fn field_spans(
+    base: &[u8],
+    fields: &[httparse::Header<'_>],
+) -> Option<Vec<(HeaderName, usize, usize)>> {
+    let base = base.as_ptr() as usize;
+    let mut spans = Vec::with_capacity(fields.len());
+    for f in fields {
+        let name = HeaderName::from_bytes(f.name.as_bytes()).ok()?;
+        let start = f.value.as_ptr() as usize - base;
+        spans.push((name, start, start + f.value.len()));
+    }
+    Some(spans)
+}
+
+/// The header map of a head from its [`field_spans`], values sharing `head` instead of copies.
+pub fn header_map(head: &Bytes, spans: Vec<(HeaderName, usize, usize)>) -> Option<HeaderMap> {
+    let mut headers = HeaderMap::with_capacity(spans.len());
+    for (name, start, end) in spans {
+        headers.append(
+            name,
+            HeaderValue::from_maybe_shared(head.slice(start..end)).ok()?,
+        );
+    }
+    Some(headers)
 }
 
 /// How the body of a response is delimited.
@@ -149,21 +182,9 @@ pub fn parse_head(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>
     } else {
         Version::HTTP_11
     };
-    let base = buf.as_ptr() as usize;
-    let mut spans = Vec::with_capacity(resp.headers.len());
-    for f in resp.headers.iter() {
-        let name = HeaderName::from_bytes(f.name.as_bytes())
-            .map_err(|_| H1Error::Invalid("bad header name"))?;
-        let start = f.value.as_ptr() as usize - base;
-        spans.push((name, start, start + f.value.len()));
-    }
+    let spans = field_spans(buf, resp.headers).ok_or(H1Error::Invalid("bad header name"))?;
     let head = buf.split_to(len).freeze();
-    let mut headers = HeaderMap::with_capacity(spans.len());
-    for (name, start, end) in spans {
-        let value = HeaderValue::from_maybe_shared(head.slice(start..end))
-            .map_err(|_| H1Error::Invalid("bad header value"))?;
-        headers.append(name, value);
-    }
+    let headers = header_map(&head, spans).ok_or(H1Error::Invalid("bad header value"))?;
     let (framing, ambiguous) = framing(status, &headers, head_request)?;
     let close = has_token(&headers, "close");
     let keep_alive = !ambiguous
@@ -228,7 +249,8 @@ fn framing(
     })
 }
 
-fn parse_decimal(digits: &[u8]) -> Option<u64> {
+/// A decimal `Content-Length`: digits only (no sign, no space), within `u64`.
+pub fn parse_decimal(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() {
         return None;
     }
@@ -245,9 +267,15 @@ fn has_token(headers: &HeaderMap, token: &str) -> bool {
     headers
         .get_all(header::CONNECTION)
         .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|t| t.trim().eq_ignore_ascii_case(token))
+        .any(|v| value_has_token(v.as_bytes(), token))
+}
+
+/// True when the comma-separated field value lists `token` (ASCII case-insensitive), as
+/// `Connection` values do.
+pub fn value_has_token(value: &[u8], token: &str) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
 /// What the decoder made of the buffered bytes.

@@ -21,10 +21,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::header::{self, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri, Version};
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
+use std::io::Write as _;
+
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+
+use crate::h1::put_field;
 
 /// Most header fields in a request this loop takes (hyper's default; more goes to hyper).
 const MAX_HEADERS: usize = 100;
@@ -194,13 +198,12 @@ fn parse(buf: &[u8], max_header: usize) -> Parsed {
     };
     let start = path.as_ptr() as usize - base;
     let target = (start, start + path.len());
+    let Some(fields) = crate::h1::field_spans(buf, req.headers) else {
+        return Parsed::Other;
+    };
     let mut close = false;
-    let mut out = Vec::with_capacity(req.headers.len());
-    for f in req.headers.iter() {
-        let Ok(name) = HeaderName::from_bytes(f.name.as_bytes()) else {
-            return Parsed::Other;
-        };
-        let value = f.value;
+    for (name, start, end) in &fields {
+        let value = &buf[*start..*end];
         if name == header::TRANSFER_ENCODING
             || name == header::UPGRADE
             || name == header::EXPECT
@@ -209,23 +212,17 @@ fn parse(buf: &[u8], max_header: usize) -> Parsed {
             return Parsed::Other;
         }
         if name == header::CONNECTION {
-            for token in value.split(|&b| b == b',') {
-                let token = token.trim_ascii();
-                if token.eq_ignore_ascii_case(b"close") {
-                    close = true;
-                } else if token.eq_ignore_ascii_case(b"upgrade") {
-                    return Parsed::Other;
-                }
+            if crate::h1::value_has_token(value, "upgrade") {
+                return Parsed::Other;
             }
+            close |= crate::h1::value_has_token(value, "close");
         }
-        let start = value.as_ptr() as usize - base;
-        out.push((name, start, start + value.len()));
     }
     Parsed::Request(Head {
         len,
         method,
         target,
-        fields: out,
+        fields,
         close,
     })
 }
@@ -234,13 +231,7 @@ impl Head {
     /// The request, its fields sharing the head's bytes; `None` when `http` refuses a part.
     fn into_request(self, head: &Bytes) -> Option<(Request<RequestBody>, bool)> {
         let uri = Uri::from_maybe_shared(head.slice(self.target.0..self.target.1)).ok()?;
-        let mut headers = HeaderMap::with_capacity(self.fields.len());
-        for (name, start, end) in self.fields {
-            headers.append(
-                name,
-                HeaderValue::from_maybe_shared(head.slice(start..end)).ok()?,
-            );
-        }
+        let headers = crate::h1::header_map(head, self.fields)?;
         let mut req = Request::new(RequestBody::Empty);
         *req.method_mut() = self.method;
         *req.uri_mut() = uri;
@@ -305,10 +296,7 @@ where
             if status == StatusCode::NO_CONTENT {
                 continue;
             }
-            match std::str::from_utf8(value.as_bytes())
-                .ok()
-                .and_then(|v| v.parse::<u64>().ok())
-            {
+            match crate::h1::parse_decimal(value.as_bytes()) {
                 Some(n) if !has_length => {
                     length = Some(n);
                     has_length = true;
@@ -320,12 +308,7 @@ where
         if name == header::DATE {
             has_date = true;
         }
-        if name == header::CONNECTION
-            && value
-                .as_bytes()
-                .split(|&b| b == b',')
-                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
-        {
+        if name == header::CONNECTION && crate::h1::value_has_token(value.as_bytes(), "close") {
             keep = false;
         }
         put_field(out, name.as_str().as_bytes(), value.as_bytes());
@@ -349,7 +332,8 @@ where
         && let Some(n) = body.size_hint().exact()
     {
         length = Some(n);
-        put_field(out, b"content-length", n.to_string().as_bytes());
+        // Written in place: no string per response.
+        let _ = write!(out, "content-length: {n}\r\n");
     }
     let chunked = length.is_none();
     if chunked {
@@ -408,7 +392,7 @@ where
         }
         if data.len() <= COALESCE {
             if chunked {
-                out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                let _ = write!(out, "{:x}\r\n", data.len());
                 out.extend_from_slice(&data);
                 out.extend_from_slice(b"\r\n");
             } else {
@@ -449,13 +433,6 @@ where
         io.flush().await?;
     }
     Ok(keep)
-}
-
-fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
 }
 
 /// A connection whose first bytes were already read: they are read again first.

@@ -80,6 +80,9 @@ struct Idle<B> {
 struct Raw {
     io: TcpStream,
     buf: BytesMut,
+    /// The request head being written; kept with the connection so heads are not allocated
+    /// per request.
+    out: Vec<u8>,
 }
 
 struct RawIdle {
@@ -368,10 +371,7 @@ where
         req: Request<B>,
     ) -> Result<Response<UpstreamBody<B>>, PoolError> {
         let head_request = req.method() == http::Method::HEAD;
-        let mut out = Vec::with_capacity(256 + 64 * req.headers().len());
         let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
-        h1::encode_request(&mut out, req.method(), target, req.headers());
-        drop(req);
         loop {
             let (mut conn, reused) = match self.checkout_raw() {
                 Some(c) => (c, true),
@@ -379,10 +379,19 @@ where
                     self.start_sweeping();
                     let io = Box::pin(self.dial()).await?;
                     let buf = BytesMut::with_capacity(h1::READ_RESERVE);
-                    (Raw { io, buf }, false)
+                    (
+                        Raw {
+                            io,
+                            buf,
+                            out: Vec::with_capacity(1024),
+                        },
+                        false,
+                    )
                 }
             };
-            match exchange(&mut conn, &out, head_request).await {
+            conn.out.clear();
+            h1::encode_request(&mut conn.out, req.method(), target, req.headers());
+            match exchange(&mut conn, head_request).await {
                 Ok(head) => return Ok(self.response(conn, head)),
                 // A keep-alive connection the server closed while it was idle: use another.
                 Err(e) if reused && e.nothing_received() => {}
@@ -395,10 +404,14 @@ where
     /// case: small responses arrive with their head) frees the connection at once.
     fn response(self: &Arc<Self>, mut conn: Raw, head: h1::Head) -> Response<UpstreamBody<B>> {
         let mut dec = h1::Decoder::new(head.framing);
-        let mut ready = VecDeque::new();
+        // Most bodies are one piece (a length-delimited body, a single chunk): it is kept apart
+        // so that case allocates no list.
+        let mut first: Option<Bytes> = None;
+        let mut more = VecDeque::new();
         let complete = loop {
             match dec.decode(&mut conn.buf) {
-                Ok(Step::Data(d)) => ready.push_back(d),
+                Ok(Step::Data(d)) if first.is_none() => first = Some(d),
+                Ok(Step::Data(d)) => more.push_back(d),
                 Ok(Step::End) => break true,
                 // An error shows again when the body is read (the connection goes then).
                 Ok(Step::More) | Err(_) => break false,
@@ -408,23 +421,25 @@ where
             if head.keep_alive {
                 self.give_back_raw(conn);
             }
-            let data = match ready.len() {
-                0 => None,
-                1 => ready.pop_front(),
-                _ => {
-                    let mut all = BytesMut::with_capacity(ready.iter().map(Bytes::len).sum());
-                    for d in ready {
-                        all.extend_from_slice(&d);
-                    }
-                    Some(all.freeze())
+            let data = if more.is_empty() {
+                first
+            } else {
+                let pieces = first.into_iter().chain(more);
+                let mut all = BytesMut::new();
+                for d in pieces {
+                    all.extend_from_slice(&d);
                 }
+                Some(all.freeze())
             };
             Inner::Full(data)
         } else {
+            if let Some(f) = first {
+                more.push_front(f);
+            }
             Inner::Raw(RawBody {
                 conn: Some(conn),
                 dec,
-                ready,
+                ready: more,
                 keep_alive: head.keep_alive,
                 pool: Arc::downgrade(self),
             })
@@ -437,9 +452,9 @@ where
     }
 }
 
-/// Writes the request head and reads the response head (skipping interim 1xx responses).
-async fn exchange(conn: &mut Raw, out: &[u8], head_request: bool) -> Result<h1::Head, H1Error> {
-    conn.io.write_all(out).await.map_err(H1Error::Early)?;
+/// Writes the request head (`conn.out`) and reads the response head (skipping interim 1xx responses).
+async fn exchange(conn: &mut Raw, head_request: bool) -> Result<h1::Head, H1Error> {
+    conn.io.write_all(&conn.out).await.map_err(H1Error::Early)?;
     let mut received = false;
     loop {
         if !conn.buf.is_empty() {
