@@ -21,8 +21,9 @@ const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto
 const X_FORWARDED_SERVER: HeaderName = HeaderName::from_static("x-forwarded-server");
 const X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
 
-/// Headers that describe one connection and are never forwarded (RFC 9110 §7.6.1).
-pub const HOP_BY_HOP: [HeaderName; 9] = [
+/// Headers that describe one connection and are never forwarded (RFC 9110 §7.6.1). Statics,
+/// not constants: a constant array of names is built and dropped at every use.
+pub static HOP_BY_HOP: [HeaderName; 9] = [
     header::CONNECTION,
     KEEP_ALIVE,
     PROXY_CONNECTION,
@@ -35,7 +36,7 @@ pub const HOP_BY_HOP: [HeaderName; 9] = [
 ];
 
 /// The forwarding headers a client may not forge unless trusted.
-pub const FORWARDED_HEADERS: [HeaderName; 11] = [
+pub static FORWARDED_HEADERS: [HeaderName; 11] = [
     X_FORWARDED_FOR,
     X_FORWARDED_HOST,
     X_FORWARDED_PORT,
@@ -116,30 +117,42 @@ pub fn is_upgrade(headers: &HeaderMap) -> bool {
 /// Removes hop-by-hop headers, including those named in `Connection`. When `keep_upgrade`, the
 /// `Upgrade` header and `Connection: upgrade` are kept so the upstream can switch protocols.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
-    // One pass over the (few) names finds whether there is anything to do: most requests carry
-    // no hop-by-hop header, and a lookup per name costs a hash each.
-    if headers.keys().any(|k| HOP_BY_HOP.contains(k)) {
-        let named: Vec<HeaderName> = headers
-            .get_all(header::CONNECTION)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .filter(|t| {
-                let keep = keep_upgrade && t.eq_ignore_ascii_case("upgrade");
-                !t.is_empty() && !keep
-            })
-            .filter_map(|t| HeaderName::from_bytes(t.as_bytes()).ok())
-            .collect();
-        for name in named {
-            headers.remove(name);
+    // One pass over the (few) names finds which hop-by-hop ones are there: most messages carry
+    // one (`Connection`) or none, and a removal costs a hash each.
+    let mut present = 0u16;
+    for name in headers.keys() {
+        if let Some(i) = HOP_BY_HOP.iter().position(|h| h == name) {
+            present |= 1 << i;
         }
-        for name in &HOP_BY_HOP {
-            if keep_upgrade && (name == header::UPGRADE || name == header::CONNECTION) {
-                continue;
+    }
+    if present & 1 != 0 {
+        // The fields `Connection` names go too. Its values are shared bytes, so keeping them
+        // while the map changes costs a reference count, not a copy; one value (the common case)
+        // needs no list.
+        let mut values = headers.get_all(header::CONNECTION).iter();
+        let (first, rest) = (values.next().cloned(), values.cloned().collect::<Vec<_>>());
+        for value in first.iter().chain(&rest) {
+            let Ok(value) = value.to_str() else { continue };
+            for token in value.split(',').map(str::trim) {
+                // Hop-by-hop names go below anyway, and `close` names no field: no lookup.
+                let listed = token.eq_ignore_ascii_case("close")
+                    || HOP_BY_HOP
+                        .iter()
+                        .any(|n| n.as_str().eq_ignore_ascii_case(token));
+                if !token.is_empty() && !listed {
+                    // A `&str` name is checked and lower-cased on the stack: no allocation.
+                    headers.remove(token);
+                }
             }
-            headers.remove(name);
         }
+    }
+    for (i, name) in HOP_BY_HOP.iter().enumerate() {
+        if present & (1 << i) == 0
+            || (keep_upgrade && (name == header::UPGRADE || name == header::CONNECTION))
+        {
+            continue;
+        }
+        headers.remove(name);
     }
     if keep_upgrade {
         headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
@@ -170,28 +183,38 @@ pub fn peer_value(peer: IpAddr) -> HeaderValue {
 }
 
 /// Sets `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik: untrusted
-/// values are dropped first; existing trusted values are kept (For gets the peer appended).
+/// values are dropped first; existing trusted values are kept (For gets the peer appended, after
+/// all the values the client sent, joined as Go's reverse proxy does).
 pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
-    if !trust.trusts(inc.peer) && headers.keys().any(|k| FORWARDED_HEADERS.contains(k)) {
+    // Clients rarely send any of these: when none is there, no lookup is needed below.
+    let any = headers.keys().any(|k| FORWARDED_HEADERS.contains(k));
+    let kept = any && trust.trusts(inc.peer);
+    if any && !kept {
         for name in &FORWARDED_HEADERS {
             headers.remove(name);
         }
     }
-    let xff = match headers.get(&X_FORWARDED_FOR).and_then(|v| v.to_str().ok()) {
-        Some(prior) if !prior.trim().is_empty() => {
-            let joined = format!("{prior}, {}", inc.peer_value.to_str().unwrap_or_default());
-            HeaderValue::from_str(&joined).ok()
+    let has = |headers: &HeaderMap, name: &HeaderName| kept && headers.contains_key(name);
+    let xff = if has(headers, &X_FORWARDED_FOR) {
+        let mut joined = String::new();
+        for prior in headers.get_all(&X_FORWARDED_FOR) {
+            let Ok(prior) = prior.to_str() else { continue };
+            if !prior.trim().is_empty() {
+                joined.push_str(prior);
+                joined.push_str(", ");
+            }
         }
-        _ => Some(inc.peer_value.clone()),
+        joined.push_str(inc.peer_value.to_str().unwrap_or_default());
+        HeaderValue::from_str(&joined).unwrap_or_else(|_| inc.peer_value.clone())
+    } else {
+        inc.peer_value.clone()
     };
-    if let Some(xff) = xff {
-        headers.insert(X_FORWARDED_FOR, xff);
-    }
-    let websocket = headers
-        .get(header::UPGRADE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
-    if !headers.contains_key(&X_FORWARDED_PROTO) {
+    headers.insert(X_FORWARDED_FOR, xff);
+    if !has(headers, &X_FORWARDED_PROTO) {
+        let websocket = headers
+            .get(header::UPGRADE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
         let proto = match (inc.tls, websocket) {
             (true, true) => "wss",
             (true, false) => "https",
@@ -200,12 +223,12 @@ pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust)
         };
         headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
     }
-    if !headers.contains_key(&X_FORWARDED_HOST)
+    if !has(headers, &X_FORWARDED_HOST)
         && let Some(h) = inc.host
     {
         headers.insert(X_FORWARDED_HOST, h.clone());
     }
-    if !headers.contains_key(&X_FORWARDED_PORT) {
+    if !has(headers, &X_FORWARDED_PORT) {
         let host = inc.host.and_then(|h| h.to_str().ok());
         let port = host.and_then(host_port).unwrap_or(if host.is_some() {
             if inc.tls { 443 } else { 80 }
@@ -220,24 +243,26 @@ pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust)
         headers.insert(X_FORWARDED_PORT, value);
     }
     headers.insert(X_FORWARDED_SERVER, inc.server_name.clone());
-    if !headers.contains_key(&X_REAL_IP) {
+    if !has(headers, &X_REAL_IP) {
         headers.insert(X_REAL_IP, inc.peer_value.clone());
     }
 }
 
-/// The port of `host[:port]` / `[v6]:port`, if written.
+/// The port of `host[:port]` / `[v6]:port`, if written. A bare IPv6 address (more than one
+/// colon, no brackets) has none.
 pub fn host_port(host: &str) -> Option<u16> {
-    let after = match host.rfind(']') {
-        Some(i) => &host[i + 1..],
-        None if host.matches(':').count() == 1 => host.split_once(':').map_or("", |(_, p)| p),
-        None => return None,
+    let b = host.as_bytes();
+    let after = match b.iter().rposition(|&c| c == b']') {
+        Some(i) => b[i + 1..].strip_prefix(b":")?,
+        None => {
+            let i = b.iter().position(|&c| c == b':')?;
+            if b[i + 1..].contains(&b':') {
+                return None;
+            }
+            &b[i + 1..]
+        }
     };
-    let p = if host.contains(']') {
-        after.strip_prefix(':').unwrap_or("")
-    } else {
-        after
-    };
-    if p.is_empty() { None } else { p.parse().ok() }
+    crate::h1::parse_decimal(after).and_then(|p| u16::try_from(p).ok())
 }
 
 #[cfg(test)]
@@ -301,6 +326,13 @@ mod tests {
         set_forwarded(&mut h, &inc("::ffff:10.1.2.3", true, None), &cfg(true, &[]));
         assert_eq!(h["x-forwarded-for"], "203.0.113.9, 10.1.2.3");
         assert_eq!(h["x-forwarded-proto"], "https");
+        // Every value a trusted peer sent is kept, in order (Go joins them alike).
+        let mut h = HeaderMap::new();
+        h.append("x-forwarded-for", HeaderValue::from_static("198.51.100.1"));
+        h.append("x-forwarded-for", HeaderValue::from_static("203.0.113.9"));
+        set_forwarded(&mut h, &inc("10.1.2.3", false, None), &cfg(true, &[]));
+        let all: Vec<_> = h.get_all("x-forwarded-for").iter().collect();
+        assert_eq!(all, ["198.51.100.1, 203.0.113.9, 10.1.2.3"]);
     }
 
     #[test]
@@ -330,11 +362,31 @@ mod tests {
     }
 
     #[test]
+    fn fields_named_in_every_connection_line_are_removed() {
+        let mut h = HeaderMap::new();
+        h.append(header::CONNECTION, HeaderValue::from_static("close, X-A"));
+        h.append(
+            header::CONNECTION,
+            HeaderValue::from_static(" x-b ,,Keep-Alive"),
+        );
+        for name in ["x-a", "x-b", "keep-alive", "x-kept"] {
+            h.insert(name, HeaderValue::from_static("1"));
+        }
+        strip_hop_by_hop(&mut h, false);
+        let left: Vec<&str> = h.keys().map(HeaderName::as_str).collect();
+        assert_eq!(left, ["x-kept"]);
+    }
+
+    #[test]
     fn ports_from_hosts() {
         assert_eq!(host_port("a.example.com:8080"), Some(8080));
         assert_eq!(host_port("a.example.com"), None);
         assert_eq!(host_port("[::1]:9000"), Some(9000));
         assert_eq!(host_port("[::1]"), None);
         assert_eq!(host_port("::1"), None);
+        assert_eq!(host_port("a:"), None);
+        assert_eq!(host_port("a:65536"), None);
+        assert_eq!(host_port("a:+80"), None);
+        assert_eq!(host_port("[::1]x"), None);
     }
 }

@@ -76,15 +76,35 @@ pub fn eligible(method: &Method, headers: &HeaderMap, body_is_empty: bool) -> bo
             .is_none_or(|v| v.as_bytes() == b"0")
 }
 
-/// Appends the request head: request line in origin form, the headers as they are (names in
-/// hyper's lower case), the empty line. `http`'s types cannot hold CR or LF, so nothing a client
-/// sent can split the head.
-pub fn encode_request(out: &mut Vec<u8>, method: &Method, target: &str, headers: &HeaderMap) {
-    out.extend_from_slice(method.as_str().as_bytes());
+/// A request without a body, borrowed from the proxy's request: the raw exchange writes it
+/// without the map of fields being cloned for a possible retry or changed for the `Host` value.
+#[derive(Debug, Clone, Copy)]
+pub struct Bodiless<'a> {
+    /// An [`eligible`] method.
+    pub method: &'a Method,
+    /// Origin form: `/path?query`.
+    pub target: &'a str,
+    /// The `Host` value to send in place of any `Host` field in `headers`.
+    pub host: Option<&'a HeaderValue>,
+    /// The fields, as forwarding left them.
+    pub headers: &'a HeaderMap,
+}
+
+/// Appends the request head: request line in origin form, `Host` first when given apart, the
+/// headers as they are (names in hyper's lower case), the empty line. `http`'s types cannot
+/// hold CR or LF, so nothing a client sent can split the head.
+pub fn encode_request(out: &mut Vec<u8>, req: &Bodiless<'_>) {
+    out.extend_from_slice(req.method.as_str().as_bytes());
     out.push(b' ');
-    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(req.target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    for (name, value) in headers {
+    if let Some(host) = req.host {
+        put_field(out, b"host", host.as_bytes());
+    }
+    for (name, value) in req.headers {
+        if req.host.is_some() && name == header::HOST {
+            continue;
+        }
         put_field(out, name.as_str().as_bytes(), value.as_bytes());
     }
     out.extend_from_slice(b"\r\n");
@@ -114,9 +134,14 @@ pub fn field_spans(
     Some(spans)
 }
 
-/// The header map of a head from its [`field_spans`], values sharing `head` instead of copies.
-pub fn header_map(head: &Bytes, spans: Vec<(HeaderName, usize, usize)>) -> Option<HeaderMap> {
-    let mut headers = HeaderMap::with_capacity(spans.len());
+/// The header map of a head from its [`field_spans`], values sharing `head` instead of copies,
+/// with room for `extra` more fields (growing a map rehashes it: that showed in profiles).
+pub fn header_map(
+    head: &Bytes,
+    spans: Vec<(HeaderName, usize, usize)>,
+    extra: usize,
+) -> Option<HeaderMap> {
+    let mut headers = HeaderMap::with_capacity(spans.len() + extra);
     for (name, start, end) in spans {
         headers.append(
             name,
@@ -157,9 +182,16 @@ pub struct Head {
 /// Parses a response head at the start of `buf`, removing it from there. `None`: incomplete.
 /// Header values share the head's bytes instead of being copied.
 pub fn parse_head(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, H1Error> {
-    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut resp = httparse::Response::new(&mut fields);
-    let len = match resp.parse(buf) {
+    // Uninitialised slots: zeroing 100 of them (3 KiB) per response showed in profiles.
+    let mut fields =
+        [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut []);
+    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut resp,
+        buf,
+        &mut fields,
+    );
+    let len = match parsed {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
             return if buf.len() >= MAX_HEAD {
@@ -183,14 +215,14 @@ pub fn parse_head(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>
         Version::HTTP_11
     };
     let spans = field_spans(buf, resp.headers).ok_or(H1Error::Invalid("bad header name"))?;
-    let head = buf.split_to(len).freeze();
-    let headers = header_map(&head, spans).ok_or(H1Error::Invalid("bad header value"))?;
-    let (framing, ambiguous) = framing(status, &headers, head_request)?;
-    let close = has_token(&headers, "close");
+    let facts = Facts::of(buf, &spans);
+    let (framing, ambiguous) = facts.framing(status, head_request)?;
     let keep_alive = !ambiguous
         && framing != Framing::Close
-        && !close
-        && (version == Version::HTTP_11 || has_token(&headers, "keep-alive"));
+        && !facts.close
+        && (version == Version::HTTP_11 || facts.keep_alive);
+    let head = buf.split_to(len).freeze();
+    let headers = header_map(&head, spans, 0).ok_or(H1Error::Invalid("bad header value"))?;
     Ok(Some(Head {
         status,
         version,
@@ -200,53 +232,77 @@ pub fn parse_head(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>
     }))
 }
 
-/// The body's framing, and whether both `Transfer-Encoding` and `Content-Length` were sent
-/// (RFC 9112 §6.3: transfer coding wins, and the connection must not be reused).
-fn framing(
-    status: StatusCode,
-    headers: &HeaderMap,
-    head_request: bool,
-) -> Result<(Framing, bool), H1Error> {
-    if head_request
-        || status.is_informational()
-        || status == StatusCode::NO_CONTENT
-        || status == StatusCode::NOT_MODIFIED
-    {
-        return Ok((Framing::Empty, false));
-    }
-    let has_length = headers.contains_key(header::CONTENT_LENGTH);
-    if headers.contains_key(header::TRANSFER_ENCODING) {
-        let last = headers
-            .get_all(header::TRANSFER_ENCODING)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .rfind(|t| !t.is_empty());
-        let chunked = last.is_some_and(|t| t.eq_ignore_ascii_case("chunked"));
-        let f = if chunked {
-            Framing::Chunked
-        } else {
-            Framing::Close
-        };
-        return Ok((f, has_length));
-    }
-    let mut length: Option<u64> = None;
-    for v in headers.get_all(header::CONTENT_LENGTH) {
-        for part in v.as_bytes().split(|&b| b == b',') {
-            let n =
-                parse_decimal(part.trim_ascii()).ok_or(H1Error::Invalid("bad Content-Length"))?;
-            if length.is_some_and(|l| l != n) {
-                return Err(H1Error::Invalid("conflicting Content-Length values"));
+/// What a response's fields say about its framing and connection, gathered in one pass over
+/// the parsed fields (lookups in the header map cost a hash each).
+#[derive(Debug, Default)]
+struct Facts {
+    /// `Content-Length`: its value, `Err` when values are bad or disagree.
+    length: Option<Result<u64, &'static str>>,
+    /// `Transfer-Encoding` was sent; its last coding is `chunked`.
+    transfer_encoding: bool,
+    chunked: bool,
+    /// `Connection` lists `close` / `keep-alive`.
+    close: bool,
+    keep_alive: bool,
+}
+
+impl Facts {
+    fn of(buf: &[u8], spans: &[(HeaderName, usize, usize)]) -> Self {
+        let mut f = Facts::default();
+        for (name, start, end) in spans {
+            let value = &buf[*start..*end];
+            if name == header::CONTENT_LENGTH {
+                for part in value.split(|&b| b == b',') {
+                    let n = parse_decimal(part.trim_ascii()).ok_or("bad Content-Length");
+                    f.length = Some(match (f.length, n) {
+                        (Some(Err(e)), _) | (_, Err(e)) => Err(e),
+                        (Some(Ok(l)), Ok(n)) if l != n => Err("conflicting Content-Length values"),
+                        (_, Ok(n)) => Ok(n),
+                    });
+                }
+            } else if name == header::TRANSFER_ENCODING {
+                f.transfer_encoding = true;
+                // The last coding of the last value that names one decides.
+                if let Some(last) = value
+                    .split(|&b| b == b',')
+                    .map(<[u8]>::trim_ascii)
+                    .rfind(|t| !t.is_empty())
+                {
+                    f.chunked = last.eq_ignore_ascii_case(b"chunked");
+                }
+            } else if name == header::CONNECTION {
+                f.close |= value_has_token(value, "close");
+                f.keep_alive |= value_has_token(value, "keep-alive");
             }
-            length = Some(n);
         }
+        f
     }
-    Ok(match length {
-        Some(0) => (Framing::Empty, false),
-        Some(n) => (Framing::Length(n), false),
-        None => (Framing::Close, false),
-    })
+
+    /// The body's framing, and whether both `Transfer-Encoding` and `Content-Length` were sent
+    /// (RFC 9112 §6.3: transfer coding wins, and the connection must not be reused).
+    fn framing(&self, status: StatusCode, head_request: bool) -> Result<(Framing, bool), H1Error> {
+        if head_request
+            || status.is_informational()
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED
+        {
+            return Ok((Framing::Empty, false));
+        }
+        if self.transfer_encoding {
+            let f = if self.chunked {
+                Framing::Chunked
+            } else {
+                Framing::Close
+            };
+            return Ok((f, self.length.is_some()));
+        }
+        Ok(match self.length {
+            Some(Err(e)) => return Err(H1Error::Invalid(e)),
+            Some(Ok(0)) => (Framing::Empty, false),
+            Some(Ok(n)) => (Framing::Length(n), false),
+            None => (Framing::Close, false),
+        })
+    }
 }
 
 /// A decimal `Content-Length`: digits only (no sign, no space), within `u64`.
@@ -261,13 +317,6 @@ pub fn parse_decimal(digits: &[u8]) -> Option<u64> {
             None
         }
     })
-}
-
-fn has_token(headers: &HeaderMap, token: &str) -> bool {
-    headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .any(|v| value_has_token(v.as_bytes(), token))
 }
 
 /// True when the comma-separated field value lists `token` (ASCII case-insensitive), as
@@ -654,11 +703,32 @@ mod tests {
         headers.insert(header::HOST, HeaderValue::from_static("app"));
         headers.append("x-multi", HeaderValue::from_static("1"));
         headers.append("x-multi", HeaderValue::from_static("2"));
+        let req = Bodiless {
+            method: &Method::GET,
+            target: "/a?b=c",
+            host: None,
+            headers: &headers,
+        };
         let mut out = Vec::new();
-        encode_request(&mut out, &Method::GET, "/a?b=c", &headers);
+        encode_request(&mut out, &req);
         assert_eq!(
             out,
             b"GET /a?b=c HTTP/1.1\r\nhost: app\r\nx-multi: 1\r\nx-multi: 2\r\n\r\n"
+        );
+        // A `Host` value given apart replaces the field and comes first.
+        let to = HeaderValue::from_static("backend:8080");
+        out.clear();
+        encode_request(
+            &mut out,
+            &Bodiless {
+                host: Some(&to),
+                method: &Method::HEAD,
+                ..req
+            },
+        );
+        assert_eq!(
+            out,
+            b"HEAD /a?b=c HTTP/1.1\r\nhost: backend:8080\r\nx-multi: 1\r\nx-multi: 2\r\n\r\n"
         );
     }
 

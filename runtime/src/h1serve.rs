@@ -173,9 +173,11 @@ enum Parsed {
 }
 
 fn parse(buf: &[u8], max_header: usize) -> Parsed {
-    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut fields);
-    let len = match req.parse(buf) {
+    // Uninitialised slots: zeroing 100 of them (3 KiB) per request showed in profiles.
+    let mut fields =
+        [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut []);
+    let len = match req.parse_with_uninit_headers(buf, &mut fields) {
         Ok(httparse::Status::Complete(n)) if n <= max_header => n,
         Ok(httparse::Status::Partial) => return Parsed::Partial,
         _ => return Parsed::Other,
@@ -231,7 +233,8 @@ impl Head {
     /// The request, its fields sharing the head's bytes; `None` when `http` refuses a part.
     fn into_request(self, head: &Bytes) -> Option<(Request<RequestBody>, bool)> {
         let uri = Uri::from_maybe_shared(head.slice(self.target.0..self.target.1)).ok()?;
-        let headers = crate::h1::header_map(head, self.fields)?;
+        // Room for what forwarding adds: X-Forwarded-For/-Host/-Port/-Proto/-Server, X-Real-Ip.
+        let headers = crate::h1::header_map(head, self.fields, 6)?;
         let mut req = Request::new(RequestBody::Empty);
         *req.method_mut() = self.method;
         *req.uri_mut() = uri;

@@ -32,6 +32,11 @@ pub mod tls;
 pub mod transport;
 pub mod upstream;
 
+/// The maps the request path looks names up in (routers, services, server URLs, entry points).
+/// Their keys come from the plan, never from a client, so a fast seeded hash (foldhash) is used
+/// instead of the standard library's SipHash, which showed in profiles.
+pub type FastMap<K, V> = foldhash::HashMap<K, V>;
+
 #[cfg(test)]
 mod dependency_policy {
     /// The runtime never links YAML, JSON Schema or template crates, nor the plan crate's schema

@@ -330,7 +330,15 @@ where
         mut req: Request<B>,
     ) -> Result<Response<UpstreamBody<B>>, PoolError> {
         if h1::eligible(req.method(), req.headers(), req.body().is_end_stream()) {
-            return self.send_raw(req).await;
+            let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
+            return self
+                .send_bodiless(h1::Bodiless {
+                    method: req.method(),
+                    target,
+                    host: None,
+                    headers: req.headers(),
+                })
+                .await;
         }
         loop {
             let (mut tx, reused) = match self.checkout() {
@@ -365,13 +373,13 @@ where
         }
     }
 
-    /// The exchange of a request without a body by [`crate::h1`], in this task.
-    async fn send_raw(
+    /// The exchange of a request without a body by [`crate::h1`], in this task. The caller
+    /// vouches that the request is [`h1::eligible`].
+    pub async fn send_bodiless(
         self: &Arc<Self>,
-        req: Request<B>,
+        req: h1::Bodiless<'_>,
     ) -> Result<Response<UpstreamBody<B>>, PoolError> {
-        let head_request = req.method() == http::Method::HEAD;
-        let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
+        let head_request = req.method == http::Method::HEAD;
         loop {
             let (mut conn, reused) = match self.checkout_raw() {
                 Some(c) => (c, true),
@@ -390,7 +398,7 @@ where
                 }
             };
             conn.out.clear();
-            h1::encode_request(&mut conn.out, req.method(), target, req.headers());
+            h1::encode_request(&mut conn.out, &req);
             match exchange(&mut conn, head_request).await {
                 Ok(head) => return Ok(self.response(conn, head)),
                 // A keep-alive connection the server closed while it was idle: use another.

@@ -6,6 +6,7 @@
 //! honour yet), so a plan is never served half-way: TLS entry points, basic auth and the dashboard
 //! come with the next issues.
 
+use crate::FastMap;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
@@ -94,30 +95,30 @@ pub enum ServeError {
 pub struct Runtime {
     plan: Arc<Plan>,
     upstreams: Upstreams,
-    tables: HashMap<String, RouteTable>,
+    tables: FastMap<String, RouteTable>,
     /// Per load balancer server: its pooled client (http, https or h2c, with its transport).
     clients: crate::transport::Clients<ReqBody>,
     /// Per health-check probe URL: its client, with the load balancer's servers transport.
     probe_clients: Arc<HashMap<String, crate::transport::Upstream<Full<Bytes>>>>,
     /// This host's name, the `X-Forwarded-Server` value.
     server_name_value: HeaderValue,
-    auth: HashMap<String, Arc<crate::auth::BasicAuth>>,
+    auth: FastMap<String, Arc<crate::auth::BasicAuth>>,
     started: String,
-    regexes: HashMap<String, Vec<regex::Regex>>,
+    regexes: FastMap<String, Vec<regex::Regex>>,
     /// Per entry point: parsed `forwardedHeaders`.
-    trust: HashMap<String, forward::Trust>,
+    trust: FastMap<String, forward::Trust>,
     /// Per ipAllowList middleware: parsed `sourceRange`.
-    allow: HashMap<String, Vec<ipnet::IpNet>>,
+    allow: FastMap<String, Vec<ipnet::IpNet>>,
     /// Per server URL: what to send as `Host` and where to connect (after `--resolve`).
-    targets: HashMap<String, Target>,
+    targets: FastMap<String, Target>,
     /// Per entry point serving TLS: its rustls configuration (certificates read at load).
-    tls: HashMap<String, Arc<rustls::ServerConfig>>,
+    tls: FastMap<String, Arc<rustls::ServerConfig>>,
     /// Per entry point serving TLS: the routers with TLS, for connections that are TLS.
-    tls_tables: HashMap<String, RouteTable>,
+    tls_tables: FastMap<String, RouteTable>,
     /// Per headers middleware with CORS options.
-    cors: HashMap<String, Arc<crate::cors::Cors>>,
+    cors: FastMap<String, Arc<crate::cors::Cors>>,
     /// Per mirroring service with mirrors: which requests are copied where.
-    mirrors: HashMap<String, Arc<crate::mirror::Mirroring>>,
+    mirrors: FastMap<String, Arc<crate::mirror::Mirroring>>,
     /// Metrics and access log (kept across reloads that do not change their settings).
     observer: Option<Arc<crate::observe::Observer>>,
 }
@@ -229,12 +230,12 @@ impl Runtime {
             return Err(ServeError::Unsupported(missing));
         }
         let upstreams = Upstreams::from_plan(&plan)?;
-        let mut tables = HashMap::new();
+        let mut tables = FastMap::default();
         for name in plan.entrypoints.keys() {
             tables.insert(name.clone(), RouteTable::build(&plan, name, false)?);
         }
         let tls = crate::tls::configs(&plan)?;
-        let mut tls_tables = HashMap::new();
+        let mut tls_tables = FastMap::default();
         for name in tls.keys() {
             tls_tables.insert(name.clone(), RouteTable::build(&plan, name, true)?);
         }
@@ -244,7 +245,7 @@ impl Runtime {
         let server_name = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_owned())
             .unwrap_or_else(|_| "bridge-runtime".into());
-        let mut auth = HashMap::new();
+        let mut auth = FastMap::default();
         for (name, m) in &plan.middlewares {
             if let MiddlewareKind::BasicAuth(cfg) = &m.kind {
                 let a = crate::auth::BasicAuth::from_plan(cfg)
@@ -252,7 +253,7 @@ impl Runtime {
                 auth.insert(name.clone(), Arc::new(a));
             }
         }
-        let mut regexes = HashMap::new();
+        let mut regexes = FastMap::default();
         for (name, m) in &plan.middlewares {
             let sources: Vec<&String> = match &m.kind {
                 MiddlewareKind::StripPrefixRegex(x) => x.regex.iter().collect(),
@@ -310,10 +311,10 @@ impl Runtime {
             .map_err(ServeError::AccessLog)?,
         };
         Ok(Runtime {
-            mirrors: crate::mirror::from_plan(&plan),
-            cors,
+            mirrors: crate::mirror::from_plan(&plan).into_iter().collect(),
+            cors: cors.into_iter().collect(),
             observer,
-            tls,
+            tls: tls.into_iter().collect(),
             tls_tables,
             trust,
             allow,
@@ -862,24 +863,18 @@ impl Runtime {
         let host = host_value.and_then(|h| h.to_str().ok());
         let timeouts = &entry.timeouts;
         let started = tokio::time::Instant::now();
-        let read_ms = timeouts.read_ms;
         let write_deadline = (timeouts.write_ms > 0 && !upgrade)
             .then(|| started + Duration::from_millis(timeouts.write_ms));
-        // No deadline (and no timer) for a request without a body: nothing is left to read.
-        let body = Some(
-            if read_ms > 0 && !upgrade && !hyper::body::Body::is_end_stream(&body) {
-                crate::deadline::Deadline::new(
-                    body,
-                    started + Duration::from_millis(read_ms),
-                    "read",
-                )
-                .boxed_unsync()
-            } else {
-                body.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
-                    .boxed_unsync()
-            },
-        );
-        let mut body = body.map(|b| self.mirror(service, &parts, host, path_and_query, upgrade, b));
+        let read_deadline =
+            (timeouts.read_ms > 0).then(|| started + Duration::from_millis(timeouts.read_ms));
+        // A request without a body to an `http://` server is written from borrowed parts by the
+        // proxy's own codec: no owned copy of the fields for a retry, no boxed body. Mirrored
+        // requests keep the owned path: their copies go out when the body has been read.
+        let bodiless = !upgrade
+            && hyper::body::Body::is_end_stream(&body)
+            && !self.mirrors.contains_key(service)
+            && crate::h1::eligible(&parts.method, &parts.headers, true);
+        let mut body = Some(body);
         let mut server = server;
         let mut target = target;
         // Origin-form for the server (the client dials the server's address itself): the
@@ -901,33 +896,48 @@ impl Runtime {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let uri = uri.clone();
-            // Keep the headers for a possible retry; the last attempt takes them.
-            let mut headers = if may_retry && attempt < max_attempts {
-                parts.headers.clone()
-            } else {
-                std::mem::take(&mut parts.headers)
+            let host_field = match host_value {
+                Some(h) if pass_host => h,
+                _ => &target.host_value,
             };
-            match host_value {
-                Some(h) if pass_host => {
-                    headers.insert(header::HOST, h.clone());
-                }
-                _ => {
-                    headers.insert(header::HOST, target.host_value.clone());
-                }
-            }
-            let b = body.take().unwrap_or_else(|| {
-                http_body_util::Empty::new()
-                    .map_err(|never: Infallible| match never {})
-                    .boxed_unsync()
-            });
-            let mut upstream_req = Request::new(b);
-            *upstream_req.method_mut() = parts.method.clone();
-            *upstream_req.uri_mut() = uri;
-            *upstream_req.version_mut() = http::Version::HTTP_11;
-            *upstream_req.headers_mut() = headers;
             let sent = match self.clients.get(server.service(), server.url()) {
-                Some(c) => c.send(upstream_req, upgrade).await,
+                Some(c) if bodiless && c.takes_bodiless() => {
+                    let req = crate::h1::Bodiless {
+                        method: &parts.method,
+                        target: uri.path_and_query().map_or("/", |pq| pq.as_str()),
+                        host: Some(host_field),
+                        headers: &parts.headers,
+                    };
+                    c.send_bodiless(req)
+                        .await
+                        .unwrap_or(Err(crate::transport::SendError::NoClient))
+                }
+                Some(c) => {
+                    // Keep the headers for a possible retry; the last attempt takes them.
+                    let mut headers = if may_retry && attempt < max_attempts {
+                        parts.headers.clone()
+                    } else {
+                        std::mem::take(&mut parts.headers)
+                    };
+                    headers.insert(header::HOST, host_field.clone());
+                    let b = match body.take() {
+                        Some(b) => self.request_body(
+                            b,
+                            (service, &parts, host, path_and_query),
+                            upgrade,
+                            read_deadline,
+                        ),
+                        None => http_body_util::Empty::new()
+                            .map_err(|never: Infallible| match never {})
+                            .boxed_unsync(),
+                    };
+                    let mut upstream_req = Request::new(b);
+                    *upstream_req.method_mut() = parts.method.clone();
+                    *upstream_req.uri_mut() = uri.clone();
+                    *upstream_req.version_mut() = http::Version::HTTP_11;
+                    *upstream_req.headers_mut() = headers;
+                    c.send(upstream_req, upgrade).await
+                }
                 None => Err(crate::transport::SendError::NoClient),
             };
             match sent {
@@ -973,6 +983,26 @@ impl Runtime {
                 }
             }
         }
+    }
+
+    /// The body sent upstream on the owned path: under the entry point's read deadline (none
+    /// for a request without a body: nothing is left to read), teed to the mirrors if any.
+    fn request_body(
+        &self,
+        body: RequestBody,
+        (service, parts, host, path_and_query): (&str, &http::request::Parts, Option<&str>, &str),
+        upgrade: bool,
+        read_deadline: Option<tokio::time::Instant>,
+    ) -> ReqBody {
+        let body = match read_deadline {
+            Some(at) if !upgrade && !hyper::body::Body::is_end_stream(&body) => {
+                crate::deadline::Deadline::new(body, at, "read").boxed_unsync()
+            }
+            _ => body
+                .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+                .boxed_unsync(),
+        };
+        self.mirror(service, parts, host, path_and_query, upgrade, body)
     }
 
     /// For a request to a mirroring service: picks the mirrors this request is copied to and a

@@ -15,6 +15,7 @@
 //! - `dialTimeout` bounds connecting (TCP and TLS handshake), `responseHeaderTimeout` the wait
 //!   for response headers (504), `idleConnTimeout` and `maxIdleConnsPerHost` the pool.
 
+use crate::FastMap;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -299,6 +300,27 @@ where
         // Boxed: this path's state (hyper-util's request future, its timeout) would otherwise
         // make every `http://` exchange's future larger.
         Box::pin(self.send_with_client(req, upgrade)).await
+    }
+
+    /// True when [`Upstream::send_bodiless`] can carry requests (`http://` servers).
+    pub fn takes_bodiless(&self) -> bool {
+        self.pool.is_some()
+    }
+
+    /// Sends a borrowed request without a body (see [`crate::h1::Bodiless`]); `None` when this
+    /// server's scheme needs an owned request ([`Upstream::takes_bodiless`] is false).
+    pub async fn send_bodiless(
+        &self,
+        req: crate::h1::Bodiless<'_>,
+    ) -> Option<Result<Response<UpstreamBody<B>>, SendError>> {
+        let pool = self.pool.as_ref()?;
+        Some(match self.header_timeout {
+            Some(d) => match Box::pin(tokio::time::timeout(d, pool.send_bodiless(req))).await {
+                Ok(r) => r.map_err(SendError::from),
+                Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
+            },
+            None => pool.send_bodiless(req).await.map_err(SendError::from),
+        })
     }
 
     /// `https://` and `h2c://`: through hyper-util's client, which wants absolute URIs.
@@ -589,7 +611,7 @@ impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
 /// the request path borrows its keys instead of allocating them).
 #[derive(Debug, Default)]
 pub struct Clients<B> {
-    by_server: HashMap<String, HashMap<String, Upstream<B>>>,
+    by_server: FastMap<String, FastMap<String, Upstream<B>>>,
 }
 
 impl<B> Clients<B>
@@ -604,7 +626,7 @@ where
         resolve: &HashMap<String, std::net::IpAddr>,
         builder: &mut Builder,
     ) -> Result<Clients<B>, TransportError> {
-        let mut by_server: HashMap<String, HashMap<String, Upstream<B>>> = HashMap::new();
+        let mut by_server: FastMap<String, FastMap<String, Upstream<B>>> = FastMap::default();
         for (service, s) in &plan.services {
             let bridge_plan::ServiceKind::LoadBalancer(lb) = &s.kind else {
                 continue;

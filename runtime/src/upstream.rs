@@ -37,7 +37,7 @@
 //! reset seen on live traffic and wakes the health checker of its load balancer
 //! ([`crate::health::HealthChecker`]) for an immediate probe of all its servers.
 
-use std::collections::HashMap;
+use crate::FastMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -230,7 +230,7 @@ pub struct Upstreams {
 
 #[derive(Debug)]
 struct Inner {
-    ids: HashMap<String, usize>,
+    ids: FastMap<String, usize>,
     nodes: Vec<Node>,
     events: broadcast::Sender<StateChange>,
     /// Bumped on every state change; round-robin counters reset when it moves.
@@ -350,7 +350,7 @@ impl Upstreams {
     /// Builds the upstream state of `plan`'s services: servers of load balancers with a health
     /// check start [`ServerState::Unknown`], the others [`ServerState::Up`].
     pub fn from_plan(plan: &Plan) -> Result<Upstreams, UpstreamError> {
-        let ids: HashMap<String, usize> = plan
+        let ids: FastMap<String, usize> = plan
             .services
             .keys()
             .enumerate()
