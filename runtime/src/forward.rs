@@ -50,6 +50,32 @@ pub static FORWARDED_HEADERS: [HeaderName; 11] = [
     X_REAL_IP,
 ];
 
+/// The index of `name` in [`HOP_BY_HOP`]. Names are lower case, so their text decides, and its
+/// length rules out almost every other name at once (comparing names one by one showed in
+/// profiles).
+fn hop_by_hop_index(name: &HeaderName) -> Option<usize> {
+    let s = name.as_str();
+    let candidates: &[usize] = match s.len() {
+        2 => &[5],
+        7 => &[6, 8],
+        10 => &[0, 1],
+        16 => &[2],
+        17 => &[7],
+        18 => &[3],
+        19 => &[4],
+        _ => return None,
+    };
+    candidates
+        .iter()
+        .copied()
+        .find(|&i| HOP_BY_HOP[i].as_str() == s)
+}
+
+/// True for a name in [`FORWARDED_HEADERS`] (all begin with `x-`, which few names do).
+fn is_forwarding(name: &HeaderName) -> bool {
+    name.as_str().starts_with("x-") && FORWARDED_HEADERS.contains(name)
+}
+
 /// Parses CIDR ranges or single addresses (as `/32` / `/128`), skipping ones the compiler would
 /// already have rejected. Done once per plan, never per request.
 pub fn parse_nets(ranges: &[String]) -> Vec<ipnet::IpNet> {
@@ -121,7 +147,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
     // one (`Connection`) or none, and a removal costs a hash each.
     let mut present = 0u16;
     for name in headers.keys() {
-        if let Some(i) = HOP_BY_HOP.iter().position(|h| h == name) {
+        if let Some(i) = hop_by_hop_index(name) {
             present |= 1 << i;
         }
     }
@@ -182,12 +208,59 @@ pub fn peer_value(peer: IpAddr) -> HeaderValue {
         .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
-/// Sets `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik: untrusted
-/// values are dropped first; existing trusted values are kept (For gets the peer appended, after
-/// all the values the client sent, joined as Go's reverse proxy does).
+/// The forwarding fields [`forwarded`] adds to a request: none of them is in its map, so they can
+/// be written after its fields as they are (the proxy's own codec does that, saving a hash and
+/// an insert each) or put into the map with [`Forwarded::apply`].
+#[derive(Debug, Clone)]
+pub struct Forwarded {
+    fields: [(HeaderName, HeaderValue); 6],
+    len: usize,
+}
+
+impl Forwarded {
+    fn new() -> Self {
+        let empty = || (X_REAL_IP, HeaderValue::from_static(""));
+        Forwarded {
+            fields: [empty(), empty(), empty(), empty(), empty(), empty()],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, name: HeaderName, value: HeaderValue) {
+        if let Some(slot) = self.fields.get_mut(self.len) {
+            *slot = (name, value);
+            self.len += 1;
+        }
+    }
+
+    /// The fields, in the order Traefik's forwarder sets them.
+    pub fn fields(&self) -> &[(HeaderName, HeaderValue)] {
+        &self.fields[..self.len]
+    }
+
+    /// Adds the fields to `headers`.
+    pub fn apply(self, headers: &mut HeaderMap) {
+        let len = self.len;
+        for (name, value) in self.fields.into_iter().take(len) {
+            headers.insert(name, value);
+        }
+    }
+}
+
+/// Sets `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik (see
+/// [`forwarded`]), in the map.
 pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
+    forwarded(headers, inc, trust).apply(headers);
+}
+
+/// `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik: untrusted values
+/// are removed from `headers` first; existing trusted values are kept (For gets the peer
+/// appended, after all the values the client sent, joined as Go's reverse proxy does). Returns
+/// the fields to add; the ones it replaces are removed from `headers`.
+pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> Forwarded {
+    let mut out = Forwarded::new();
     // Clients rarely send any of these: when none is there, no lookup is needed below.
-    let any = headers.keys().any(|k| FORWARDED_HEADERS.contains(k));
+    let any = headers.keys().any(is_forwarding);
     let kept = any && trust.trusts(inc.peer);
     if any && !kept {
         for name in &FORWARDED_HEADERS {
@@ -204,12 +277,13 @@ pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust)
                 joined.push_str(", ");
             }
         }
+        headers.remove(&X_FORWARDED_FOR);
         joined.push_str(inc.peer_value.to_str().unwrap_or_default());
         HeaderValue::from_str(&joined).unwrap_or_else(|_| inc.peer_value.clone())
     } else {
         inc.peer_value.clone()
     };
-    headers.insert(X_FORWARDED_FOR, xff);
+    out.push(X_FORWARDED_FOR, xff);
     if !has(headers, &X_FORWARDED_PROTO) {
         let websocket = headers
             .get(header::UPGRADE)
@@ -221,12 +295,12 @@ pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust)
             (false, true) => "ws",
             (false, false) => "http",
         };
-        headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
+        out.push(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
     }
     if !has(headers, &X_FORWARDED_HOST)
         && let Some(h) = inc.host
     {
-        headers.insert(X_FORWARDED_HOST, h.clone());
+        out.push(X_FORWARDED_HOST, h.clone());
     }
     if !has(headers, &X_FORWARDED_PORT) {
         let host = inc.host.and_then(|h| h.to_str().ok());
@@ -240,12 +314,16 @@ pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust)
             443 => HeaderValue::from_static("443"),
             p => HeaderValue::from(p),
         };
-        headers.insert(X_FORWARDED_PORT, value);
+        out.push(X_FORWARDED_PORT, value);
     }
-    headers.insert(X_FORWARDED_SERVER, inc.server_name.clone());
+    if kept {
+        headers.remove(&X_FORWARDED_SERVER);
+    }
+    out.push(X_FORWARDED_SERVER, inc.server_name.clone());
     if !has(headers, &X_REAL_IP) {
-        headers.insert(X_REAL_IP, inc.peer_value.clone());
+        out.push(X_REAL_IP, inc.peer_value.clone());
     }
+    out
 }
 
 /// The port of `host[:port]` / `[v6]:port`, if written. A bare IPv6 address (more than one
@@ -359,6 +437,50 @@ mod tests {
         );
         strip_hop_by_hop(&mut h, false);
         assert!(!h.contains_key(header::UPGRADE) && !h.contains_key(header::CONNECTION));
+    }
+
+    #[test]
+    fn hop_by_hop_and_forwarding_names_are_recognised_by_their_text() {
+        for (i, name) in HOP_BY_HOP.iter().enumerate() {
+            assert_eq!(hop_by_hop_index(name), Some(i), "{name}");
+        }
+        for name in [
+            "host",
+            "trailers",
+            "connectio",
+            "keep-alives",
+            "x-forwarded",
+            "tf",
+        ] {
+            let name = HeaderName::from_static(name);
+            assert_eq!(hop_by_hop_index(&name), None, "{name}");
+            assert!(!is_forwarding(&name), "{name}");
+        }
+        assert!(FORWARDED_HEADERS.iter().all(is_forwarding));
+        assert_eq!(hop_by_hop_index(&FORWARDED_HEADERS[0]), None);
+    }
+
+    #[test]
+    fn added_fields_are_never_already_in_the_map() {
+        // Trusted peer with every forwarding field set: kept ones are not added again, replaced
+        // ones (For, Server) leave the map, so writing map + added fields duplicates none.
+        let mut h = HeaderMap::new();
+        for name in &FORWARDED_HEADERS {
+            h.insert(name, HeaderValue::from_static("203.0.113.9"));
+        }
+        let f = forwarded(&mut h, &inc("10.1.2.3", false, Some("a")), &cfg(true, &[]));
+        for (name, _) in f.fields() {
+            assert!(!h.contains_key(name), "{name} is in the map and added");
+        }
+        let added: Vec<&str> = f.fields().iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(added, ["x-forwarded-for", "x-forwarded-server"]);
+        assert_eq!(f.fields()[0].1, "203.0.113.9, 10.1.2.3");
+        // Untrusted: all six are added, and the client's are gone.
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-host", HeaderValue::from_static("evil"));
+        let f = forwarded(&mut h, &inc("10.1.2.3", false, Some("a")), &cfg(false, &[]));
+        assert!(h.is_empty());
+        assert_eq!(f.fields().len(), 6);
     }
 
     #[test]

@@ -88,6 +88,8 @@ pub struct Bodiless<'a> {
     pub host: Option<&'a HeaderValue>,
     /// The fields, as forwarding left them.
     pub headers: &'a HeaderMap,
+    /// Fields written after `headers` (the forwarding fields, none of them in `headers`).
+    pub extra: &'a [(HeaderName, HeaderValue)],
 }
 
 /// Appends the request head: request line in origin form, `Host` first when given apart, the
@@ -107,6 +109,9 @@ pub fn encode_request(out: &mut Vec<u8>, req: &Bodiless<'_>) {
         }
         put_field(out, name.as_str().as_bytes(), value.as_bytes());
     }
+    for (name, value) in req.extra {
+        put_field(out, name.as_str().as_bytes(), value.as_bytes());
+    }
     out.extend_from_slice(b"\r\n");
 }
 
@@ -118,35 +123,50 @@ pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// Where each parsed field of a head lies in the head's bytes, with its name checked: the head
-/// is frozen into `Bytes` only after parsing, and the values then share it (see [`header_map`]).
-pub fn field_spans(
-    base: &[u8],
-    fields: &[httparse::Header<'_>],
-) -> Option<Vec<(HeaderName, usize, usize)>> {
-    let base = base.as_ptr() as usize;
-    let mut spans = Vec::with_capacity(fields.len());
-    for f in fields {
-        let name = HeaderName::from_bytes(f.name.as_bytes()).ok()?;
-        let start = f.value.as_ptr() as usize - base;
-        spans.push((name, start, start + f.value.len()));
+/// Where one parsed field lies in its head: the head is frozen into `Bytes` only after parsing,
+/// and the fields then share it (see [`header_map`]). Plain offsets, so the list of a head's
+/// fields is kept with its connection and reused instead of allocated per message.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Field {
+    name: (usize, usize),
+    value: (usize, usize),
+}
+
+impl Field {
+    /// The field's name as sent (any case).
+    pub fn name<'b>(&self, head: &'b [u8]) -> &'b [u8] {
+        &head[self.name.0..self.name.1]
     }
-    Some(spans)
+
+    /// The field's value.
+    pub fn value<'b>(&self, head: &'b [u8]) -> &'b [u8] {
+        &head[self.value.0..self.value.1]
+    }
+}
+
+/// Records where each of `fields` (parsed from `base`) lies, in `out` (emptied first).
+pub fn field_spans(base: &[u8], fields: &[httparse::Header<'_>], out: &mut Vec<Field>) {
+    let base = base.as_ptr() as usize;
+    out.clear();
+    out.extend(fields.iter().map(|f| {
+        let name = f.name.as_ptr() as usize - base;
+        let value = f.value.as_ptr() as usize - base;
+        Field {
+            name: (name, name + f.name.len()),
+            value: (value, value + f.value.len()),
+        }
+    }));
 }
 
 /// The header map of a head from its [`field_spans`], values sharing `head` instead of copies,
 /// with room for `extra` more fields (growing a map rehashes it: that showed in profiles).
-pub fn header_map(
-    head: &Bytes,
-    spans: Vec<(HeaderName, usize, usize)>,
-    extra: usize,
-) -> Option<HeaderMap> {
-    let mut headers = HeaderMap::with_capacity(spans.len() + extra);
-    for (name, start, end) in spans {
-        headers.append(
-            name,
-            HeaderValue::from_maybe_shared(head.slice(start..end)).ok()?,
-        );
+/// `None` when `http` refuses a name or value.
+pub fn header_map(head: &Bytes, fields: &[Field], extra: usize) -> Option<HeaderMap> {
+    let mut headers = HeaderMap::with_capacity(fields.len() + extra);
+    for f in fields {
+        let name = HeaderName::from_bytes(f.name(head)).ok()?;
+        let value = HeaderValue::from_maybe_shared(head.slice(f.value.0..f.value.1)).ok()?;
+        headers.append(name, value);
     }
     Some(headers)
 }
@@ -181,7 +201,11 @@ pub struct Head {
 
 /// Parses a response head at the start of `buf`, removing it from there. `None`: incomplete.
 /// Header values share the head's bytes instead of being copied.
-pub fn parse_head(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, H1Error> {
+pub fn parse_head(
+    buf: &mut BytesMut,
+    spans: &mut Vec<Field>,
+    head_request: bool,
+) -> Result<Option<Head>, H1Error> {
     // Uninitialised slots: zeroing 100 of them (3 KiB) per response showed in profiles.
     let mut fields =
         [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
@@ -214,15 +238,16 @@ pub fn parse_head(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>
     } else {
         Version::HTTP_11
     };
-    let spans = field_spans(buf, resp.headers).ok_or(H1Error::Invalid("bad header name"))?;
-    let facts = Facts::of(buf, &spans);
+    field_spans(buf, resp.headers, spans);
+    let spans = &spans[..];
+    let facts = Facts::of(buf, spans);
     let (framing, ambiguous) = facts.framing(status, head_request)?;
     let keep_alive = !ambiguous
         && framing != Framing::Close
         && !facts.close
         && (version == Version::HTTP_11 || facts.keep_alive);
     let head = buf.split_to(len).freeze();
-    let headers = header_map(&head, spans, 0).ok_or(H1Error::Invalid("bad header value"))?;
+    let headers = header_map(&head, spans, 0).ok_or(H1Error::Invalid("bad header field"))?;
     Ok(Some(Head {
         status,
         version,
@@ -247,11 +272,11 @@ struct Facts {
 }
 
 impl Facts {
-    fn of(buf: &[u8], spans: &[(HeaderName, usize, usize)]) -> Self {
+    fn of(buf: &[u8], spans: &[Field]) -> Self {
         let mut f = Facts::default();
-        for (name, start, end) in spans {
-            let value = &buf[*start..*end];
-            if name == header::CONTENT_LENGTH {
+        for field in spans {
+            let (name, value) = (field.name(buf), field.value(buf));
+            if name.eq_ignore_ascii_case(b"content-length") {
                 for part in value.split(|&b| b == b',') {
                     let n = parse_decimal(part.trim_ascii()).ok_or("bad Content-Length");
                     f.length = Some(match (f.length, n) {
@@ -260,7 +285,7 @@ impl Facts {
                         (_, Ok(n)) => Ok(n),
                     });
                 }
-            } else if name == header::TRANSFER_ENCODING {
+            } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
                 f.transfer_encoding = true;
                 // The last coding of the last value that names one decides.
                 if let Some(last) = value
@@ -270,7 +295,7 @@ impl Facts {
                 {
                     f.chunked = last.eq_ignore_ascii_case(b"chunked");
                 }
-            } else if name == header::CONNECTION {
+            } else if name.eq_ignore_ascii_case(b"connection") {
                 f.close |= value_has_token(value, "close");
                 f.keep_alive |= value_has_token(value, "keep-alive");
             }
@@ -501,7 +526,7 @@ mod tests {
     use super::*;
 
     fn head(bytes: &[u8], head_request: bool) -> Result<Option<Head>, H1Error> {
-        parse_head(&mut BytesMut::from(bytes), head_request)
+        parse_head(&mut BytesMut::from(bytes), &mut Vec::new(), head_request)
     }
 
     fn framing_of(bytes: &[u8]) -> (Framing, bool) {
@@ -541,7 +566,9 @@ mod tests {
         let mut buf = BytesMut::from(
             &b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-A: 1\r\nx-a: 2\r\n\r\nokNEXT"[..],
         );
-        let h = parse_head(&mut buf, false).unwrap().unwrap();
+        let h = parse_head(&mut buf, &mut Vec::new(), false)
+            .unwrap()
+            .unwrap();
         assert_eq!(h.status, StatusCode::OK);
         assert_eq!(h.version, Version::HTTP_11);
         assert_eq!(h.framing, Framing::Length(2));
@@ -708,6 +735,7 @@ mod tests {
             target: "/a?b=c",
             host: None,
             headers: &headers,
+            extra: &[],
         };
         let mut out = Vec::new();
         encode_request(&mut out, &req);
@@ -715,20 +743,25 @@ mod tests {
             out,
             b"GET /a?b=c HTTP/1.1\r\nhost: app\r\nx-multi: 1\r\nx-multi: 2\r\n\r\n"
         );
-        // A `Host` value given apart replaces the field and comes first.
+        // A `Host` value given apart replaces the field and comes first; extra fields come last.
         let to = HeaderValue::from_static("backend:8080");
+        let extra = [(
+            HeaderName::from_static("x-real-ip"),
+            HeaderValue::from_static("192.0.2.1"),
+        )];
         out.clear();
         encode_request(
             &mut out,
             &Bodiless {
                 host: Some(&to),
                 method: &Method::HEAD,
+                extra: &extra,
                 ..req
             },
         );
         assert_eq!(
             out,
-            b"HEAD /a?b=c HTTP/1.1\r\nhost: backend:8080\r\nx-multi: 1\r\nx-multi: 2\r\n\r\n"
+            b"HEAD /a?b=c HTTP/1.1\r\nhost: backend:8080\r\nx-multi: 1\r\nx-multi: 2\r\nx-real-ip: 192.0.2.1\r\n\r\n"
         );
     }
 

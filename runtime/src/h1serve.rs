@@ -21,7 +21,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::header::{self, HeaderName, HeaderValue};
+use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri, Version};
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use std::io::Write as _;
@@ -107,19 +107,27 @@ where
 {
     let mut buf = BytesMut::with_capacity(4096);
     let mut out = Vec::with_capacity(1024);
+    let mut fields = Vec::with_capacity(16);
     let deadline = tokio::time::sleep(limits.header_read);
     tokio::pin!(deadline);
     loop {
         deadline
             .as_mut()
             .reset(tokio::time::Instant::now() + limits.header_read);
-        let parsed = loop {
+        let (req, close) = loop {
             if !buf.is_empty() {
-                match parse(&buf, limits.max_header) {
-                    Parsed::Request(r) => break r,
-                    Parsed::Partial if buf.len() < limits.max_header => {}
-                    Parsed::Partial | Parsed::Other => {
+                match take(&mut buf, &mut fields, limits.max_header) {
+                    Taken::Request(req, close) => break (req, close),
+                    Taken::Partial if buf.len() < limits.max_header => {}
+                    Taken::Partial | Taken::Other => {
                         return Outcome::HandOver(Rewind::new(buf.freeze(), io));
+                    }
+                    Taken::Refused(head) => {
+                        // Valid for httparse but not for `http` (a name, value or target it
+                        // refuses): hyper answers it.
+                        let mut rest = BytesMut::from(&head[..]);
+                        rest.extend_from_slice(&buf);
+                        return Outcome::HandOver(Rewind::new(rest.freeze(), io));
                     }
                 }
             }
@@ -133,13 +141,6 @@ where
                 () = &mut deadline => return Outcome::Done,
                 _ = stop.changed(), if buf.is_empty() => return Outcome::Done,
             }
-        };
-        let head = buf.split_to(parsed.len).freeze();
-        let Some((req, close)) = parsed.into_request(&head) else {
-            // Valid for httparse but not for `http` (a target `Uri` refuses): hyper answers it.
-            let mut rest = BytesMut::from(&head[..]);
-            rest.extend_from_slice(&buf);
-            return Outcome::HandOver(Rewind::new(rest.freeze(), io));
         };
         let head_request = req.method() == Method::HEAD;
         let resp = answer(req).await;
@@ -155,93 +156,96 @@ where
     }
 }
 
-/// A parsed request head this loop takes.
-struct Head {
-    len: usize,
-    method: Method,
-    target: (usize, usize),
-    /// Name and value span of each field.
-    fields: Vec<(HeaderName, usize, usize)>,
-    close: bool,
-}
-
-enum Parsed {
-    Request(Head),
+/// What [`take`] made of the buffered bytes.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "returned once per request and taken apart at once; a box would cost an allocation"
+)]
+enum Taken {
+    /// A request this loop answers (its head is gone from the buffer), and whether the client
+    /// asked to close the connection after it.
+    Request(Request<RequestBody>, bool),
+    /// The head is not complete yet.
     Partial,
-    /// Not for this loop: hyper decides.
+    /// Not for this loop: hyper decides (the buffer is untouched).
     Other,
+    /// A complete head `http` refuses, taken off the buffer: hyper answers it.
+    Refused(Bytes),
 }
 
-fn parse(buf: &[u8], max_header: usize) -> Parsed {
+/// Takes the next request head off `buf` if this loop serves it; `spans` is the connection's
+/// list for the fields' offsets. Synchronous, so the parser's slots live on the stack, not in
+/// the connection's future.
+fn take(buf: &mut BytesMut, spans: &mut Vec<crate::h1::Field>, max_header: usize) -> Taken {
     // Uninitialised slots: zeroing 100 of them (3 KiB) per request showed in profiles.
-    let mut fields =
+    let mut slots =
         [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut []);
-    let len = match req.parse_with_uninit_headers(buf, &mut fields) {
+    let len = match req.parse_with_uninit_headers(buf, &mut slots) {
         Ok(httparse::Status::Complete(n)) if n <= max_header => n,
-        Ok(httparse::Status::Partial) => return Parsed::Partial,
-        _ => return Parsed::Other,
+        Ok(httparse::Status::Partial) => return Taken::Partial,
+        _ => return Taken::Other,
     };
     if req.version != Some(1) {
-        return Parsed::Other;
+        return Taken::Other;
     }
     let Some(method) = req
         .method
         .and_then(|m| Method::from_bytes(m.as_bytes()).ok())
     else {
-        return Parsed::Other;
+        return Taken::Other;
     };
     if method == Method::CONNECT {
-        return Parsed::Other;
+        return Taken::Other;
     }
-    let base = buf.as_ptr() as usize;
     let Some(path) = req.path else {
-        return Parsed::Other;
+        return Taken::Other;
     };
-    let start = path.as_ptr() as usize - base;
+    let start = path.as_ptr() as usize - buf.as_ptr() as usize;
     let target = (start, start + path.len());
-    let Some(fields) = crate::h1::field_spans(buf, req.headers) else {
-        return Parsed::Other;
-    };
+    crate::h1::field_spans(buf, req.headers, spans);
+    let fields = &spans[..];
     let mut close = false;
-    for (name, start, end) in &fields {
-        let value = &buf[*start..*end];
-        if name == header::TRANSFER_ENCODING
-            || name == header::UPGRADE
-            || name == header::EXPECT
-            || (name == header::CONTENT_LENGTH && value != b"0")
+    for f in fields {
+        let (name, value) = (f.name(buf), f.value(buf));
+        if name.eq_ignore_ascii_case(b"transfer-encoding")
+            || name.eq_ignore_ascii_case(b"upgrade")
+            || name.eq_ignore_ascii_case(b"expect")
+            || (name.eq_ignore_ascii_case(b"content-length") && value != b"0")
         {
-            return Parsed::Other;
+            return Taken::Other;
         }
-        if name == header::CONNECTION {
+        if name.eq_ignore_ascii_case(b"connection") {
             if crate::h1::value_has_token(value, "upgrade") {
-                return Parsed::Other;
+                return Taken::Other;
             }
             close |= crate::h1::value_has_token(value, "close");
         }
     }
-    Parsed::Request(Head {
-        len,
-        method,
-        target,
-        fields,
-        close,
-    })
+    let head = buf.split_to(len).freeze();
+    match request(&head, method, target, fields) {
+        Some(req) => Taken::Request(req, close),
+        None => Taken::Refused(head),
+    }
 }
 
-impl Head {
-    /// The request, its fields sharing the head's bytes; `None` when `http` refuses a part.
-    fn into_request(self, head: &Bytes) -> Option<(Request<RequestBody>, bool)> {
-        let uri = Uri::from_maybe_shared(head.slice(self.target.0..self.target.1)).ok()?;
-        // Room for what forwarding adds: X-Forwarded-For/-Host/-Port/-Proto/-Server, X-Real-Ip.
-        let headers = crate::h1::header_map(head, self.fields, 6)?;
-        let mut req = Request::new(RequestBody::Empty);
-        *req.method_mut() = self.method;
-        *req.uri_mut() = uri;
-        *req.version_mut() = Version::HTTP_11;
-        *req.headers_mut() = headers;
-        Some((req, self.close))
-    }
+/// The request, its fields sharing the head's bytes; `None` when `http` refuses a part.
+fn request(
+    head: &Bytes,
+    method: Method,
+    target: (usize, usize),
+    fields: &[crate::h1::Field],
+) -> Option<Request<RequestBody>> {
+    let uri = Uri::from_maybe_shared(head.slice(target.0..target.1)).ok()?;
+    // No room kept for the forwarding fields: requests to `http://` servers get them written
+    // apart, without touching the map.
+    let headers = crate::h1::header_map(head, fields, 0)?;
+    let mut req = Request::new(RequestBody::Empty);
+    *req.method_mut() = method;
+    *req.uri_mut() = uri;
+    *req.version_mut() = Version::HTTP_11;
+    *req.headers_mut() = headers;
+    Some(req)
 }
 
 /// The `date` value for now, made once per second per thread.

@@ -80,9 +80,10 @@ struct Idle<B> {
 struct Raw {
     io: TcpStream,
     buf: BytesMut,
-    /// The request head being written; kept with the connection so heads are not allocated
-    /// per request.
+    /// The request head being written, and where the response head's fields lie: kept with
+    /// the connection so neither is allocated per request.
     out: Vec<u8>,
+    fields: Vec<h1::Field>,
 }
 
 struct RawIdle {
@@ -337,6 +338,7 @@ where
                     target,
                     host: None,
                     headers: req.headers(),
+                    extra: &[],
                 })
                 .await;
         }
@@ -392,6 +394,7 @@ where
                             io,
                             buf,
                             out: Vec::with_capacity(1024),
+                            fields: Vec::with_capacity(16),
                         },
                         false,
                     )
@@ -467,7 +470,7 @@ async fn exchange(conn: &mut Raw, head_request: bool) -> Result<h1::Head, H1Erro
     loop {
         if !conn.buf.is_empty() {
             received = true;
-            if let Some(head) = h1::parse_head(&mut conn.buf, head_request)? {
+            if let Some(head) = h1::parse_head(&mut conn.buf, &mut conn.fields, head_request)? {
                 if head.status == http::StatusCode::SWITCHING_PROTOCOLS {
                     return Err(H1Error::Invalid(
                         "101 Switching Protocols without an upgrade",

@@ -843,10 +843,10 @@ impl Runtime {
         let may_retry = !upgrade && retryable(req.method(), req.headers());
         let no_trust = forward::Trust::default();
         let trust = self.trust.get(ep).unwrap_or(&no_trust);
-        {
+        let mut forwarding = {
             let headers = req.headers_mut();
             forward::strip_hop_by_hop(headers, upgrade);
-            forward::set_forwarded(
+            Some(forward::forwarded(
                 headers,
                 &IncomingInfo {
                     peer: peer.addr.ip(),
@@ -857,8 +857,8 @@ impl Runtime {
                     server_name: &self.server_name_value,
                 },
                 trust,
-            );
-        }
+            ))
+        };
         let (mut parts, body) = req.into_parts();
         let host = host_value.and_then(|h| h.to_str().ok());
         let timeouts = &entry.timeouts;
@@ -907,12 +907,16 @@ impl Runtime {
                         target: uri.path_and_query().map_or("/", |pq| pq.as_str()),
                         host: Some(host_field),
                         headers: &parts.headers,
+                        extra: forwarding.as_ref().map_or(&[], |f| f.fields()),
                     };
                     c.send_bodiless(req)
                         .await
                         .unwrap_or(Err(crate::transport::SendError::NoClient))
                 }
                 Some(c) => {
+                    if let Some(f) = forwarding.take() {
+                        f.apply(&mut parts.headers);
+                    }
                     // Keep the headers for a possible retry; the last attempt takes them.
                     let mut headers = if may_retry && attempt < max_attempts {
                         parts.headers.clone()
