@@ -55,7 +55,15 @@ pub static FORWARDED_HEADERS: [HeaderName; 11] = [
 /// profiles).
 fn hop_by_hop_index(name: &HeaderName) -> Option<usize> {
     let s = name.as_str();
-    let candidates: &[usize] = match s.len() {
+    hop_by_hop_candidates(s.len())
+        .iter()
+        .copied()
+        .find(|&i| HOP_BY_HOP[i].as_str() == s)
+}
+
+/// The indices in [`HOP_BY_HOP`] of the names `len` bytes long.
+fn hop_by_hop_candidates(len: usize) -> &'static [usize] {
+    match len {
         2 => &[5],
         7 => &[6, 8],
         10 => &[0, 1],
@@ -63,12 +71,15 @@ fn hop_by_hop_index(name: &HeaderName) -> Option<usize> {
         17 => &[7],
         18 => &[3],
         19 => &[4],
-        _ => return None,
-    };
-    candidates
+        _ => &[],
+    }
+}
+
+/// True when `name` (any case, as received) is one of [`HOP_BY_HOP`].
+pub fn is_hop_by_hop(name: &[u8]) -> bool {
+    hop_by_hop_candidates(name.len())
         .iter()
-        .copied()
-        .find(|&i| HOP_BY_HOP[i].as_str() == s)
+        .any(|&i| HOP_BY_HOP[i].as_str().as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// True for a name in [`FORWARDED_HEADERS`] (all begin with `x-`, which few names do).

@@ -191,7 +191,9 @@ pub struct Head {
     pub status: StatusCode,
     /// HTTP/1.0 or HTTP/1.1.
     pub version: Version,
-    /// Header fields as received (values share the head's bytes).
+    /// Header fields as received (values share the head's bytes), without the hop-by-hop ones
+    /// (RFC 9110 §7.6.1: those of [`crate::forward::HOP_BY_HOP`] and those `Connection` names):
+    /// they describe this connection only and never reach the client.
     pub headers: HeaderMap,
     /// How the body is delimited.
     pub framing: Framing,
@@ -247,7 +249,8 @@ pub fn parse_head(
         && !facts.close
         && (version == Version::HTTP_11 || facts.keep_alive);
     let head = buf.split_to(len).freeze();
-    let headers = header_map(&head, spans, 0).ok_or(H1Error::Invalid("bad header field"))?;
+    let headers =
+        end_to_end_map(&head, spans, &facts).ok_or(H1Error::Invalid("bad header field"))?;
     Ok(Some(Head {
         status,
         version,
@@ -255,6 +258,71 @@ pub fn parse_head(
         framing,
         keep_alive,
     }))
+}
+
+/// The map of a response's end-to-end fields: hop-by-hop ones are left out while it is built,
+/// which costs a comparison per field instead of a hash and a removal each afterwards.
+fn end_to_end_map(head: &Bytes, fields: &[Field], facts: &Facts) -> Option<HeaderMap> {
+    // Names `Connection` lists besides hop-by-hop ones and `close` (usually none: servers send
+    // `keep-alive` or `close`); past eight, every field is checked against every line.
+    let mut named = [(0usize, 0usize); 8];
+    let mut n_named = 0;
+    let mut many = false;
+    if facts.connection_lines > 0 {
+        for c in fields
+            .iter()
+            .filter(|c| c.name(head).eq_ignore_ascii_case(b"connection"))
+        {
+            let base = c.value.0;
+            let mut at = base;
+            for t in c.value(head).split(|&b| b == b',') {
+                let lead = t.len() - t.trim_ascii_start().len();
+                let token = t.trim_ascii();
+                let start = at + lead;
+                at += t.len() + 1;
+                if token.is_empty()
+                    || token.eq_ignore_ascii_case(b"close")
+                    || crate::forward::is_hop_by_hop(token)
+                {
+                    continue;
+                }
+                match named.get_mut(n_named) {
+                    Some(slot) => {
+                        *slot = (start, start + token.len());
+                        n_named += 1;
+                    }
+                    None => many = true,
+                }
+            }
+        }
+    }
+    let is_named = |name: &[u8]| {
+        if many {
+            fields
+                .iter()
+                .filter(|c| c.name(head).eq_ignore_ascii_case(b"connection"))
+                .any(|c| {
+                    c.value(head)
+                        .split(|&b| b == b',')
+                        .any(|t| t.trim_ascii().eq_ignore_ascii_case(name))
+                })
+        } else {
+            named[..n_named]
+                .iter()
+                .any(|&(a, b)| head[a..b].eq_ignore_ascii_case(name))
+        }
+    };
+    let mut headers = HeaderMap::with_capacity(fields.len());
+    for f in fields {
+        let name = f.name(head);
+        if crate::forward::is_hop_by_hop(name) || ((n_named > 0 || many) && is_named(name)) {
+            continue;
+        }
+        let name = HeaderName::from_bytes(name).ok()?;
+        let value = HeaderValue::from_maybe_shared(head.slice(f.value.0..f.value.1)).ok()?;
+        headers.append(name, value);
+    }
+    Some(headers)
 }
 
 /// What a response's fields say about its framing and connection, gathered in one pass over
@@ -266,9 +334,10 @@ struct Facts {
     /// `Transfer-Encoding` was sent; its last coding is `chunked`.
     transfer_encoding: bool,
     chunked: bool,
-    /// `Connection` lists `close` / `keep-alive`.
+    /// `Connection` lists `close` / `keep-alive`; how many `Connection` lines there are.
     close: bool,
     keep_alive: bool,
+    connection_lines: usize,
 }
 
 impl Facts {
@@ -296,6 +365,7 @@ impl Facts {
                     f.chunked = last.eq_ignore_ascii_case(b"chunked");
                 }
             } else if name.eq_ignore_ascii_case(b"connection") {
+                f.connection_lines += 1;
                 f.close |= value_has_token(value, "close");
                 f.keep_alive |= value_has_token(value, "keep-alive");
             }
@@ -606,6 +676,30 @@ mod tests {
         }
         many.extend_from_slice(b"\r\n");
         assert!(matches!(head(&many, false), Err(H1Error::Invalid(_))));
+    }
+
+    #[test]
+    fn hop_by_hop_fields_are_left_out_of_the_response_map() {
+        // Nine names listed: past the eight kept apart, every line is searched.
+        let many = head(
+            b"HTTP/1.1 204 No Content\r\nConnection: a, b, c, d, e, f, g, h, X-Ninth\r\nX-Ninth: 1\r\nA: 1\r\nX-Kept: 1\r\n\r\n",
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        let names: Vec<&str> = many.headers.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["x-kept"]);
+        let h = head(
+            b"HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=5\r\nconnection: x-other\r\nX-Other: 2\r\nTransfer-Encoding: chunked\r\nTrailer: x-t\r\nX-End: y\r\n\r\n",
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        let names: Vec<&str> = h.headers.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["x-end"]);
+        // What the fields said is still obeyed.
+        assert_eq!(h.framing, Framing::Chunked);
+        assert!(h.keep_alive);
     }
 
     #[test]

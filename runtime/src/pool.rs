@@ -610,6 +610,12 @@ impl<B> UpstreamBody<B> {
         body
     }
 
+    /// True when the response came from the own codec, which leaves the hop-by-hop fields out
+    /// of the map (see [`h1::Head::headers`]): nothing is left to strip.
+    pub fn hop_by_hop_removed(&self) -> bool {
+        matches!(self.inner, Inner::Full(_) | Inner::Raw(_))
+    }
+
     /// A body not tied to a pool (hyper-util's client, which pools by itself).
     pub fn unpooled(inner: Incoming) -> Self {
         UpstreamBody {

@@ -1166,7 +1166,7 @@ impl Runtime {
                             let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
                         }
                     });
-                } else {
+                } else if !resp.body().hop_by_hop_removed() {
                     forward::strip_hop_by_hop(resp.headers_mut(), false);
                 }
                 resp.map(|b| match write_deadline {
