@@ -34,4 +34,5 @@ YML
 } > "$DIR/dynamic.yml"
 "$BIN/bridgectl" build "$DIR" --profile dev --out "$DIR/plan.json" >/dev/null
 export TOKIO_WORKER_THREADS="${PROXY_THREADS:-1}"
-exec "$BIN/bridge-runtime" "$DIR/plan.json" --bind "web=${LISTEN_ADDR}"
+# BRIDGE_WRAP: a command prefix for measuring tools (bench/instructions.sh runs callgrind).
+exec ${BRIDGE_WRAP:-} "$BIN/bridge-runtime" "$DIR/plan.json" --bind "web=${LISTEN_ADDR}"

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# User-space instructions per proxied request, bridge-runtime beside HAProxy, counted by
+# valgrind's callgrind. Wall-clock req/s on this shared VM swings by ±30 % between runs; an
+# instruction count does not, so it shows whether a change made the proxy do less work. It is a
+# complement to ../shared/bench/proxy_rps.sh (the req/s figures), not a replacement: kernel time
+# (about half of a proxy's CPU here) is not counted, and instructions are not cycles.
+#
+# Same setup as proxy_rps.sh: an nginx backend answering "ok" on 127.0.0.1, HAProxy with one
+# thread, keep-alive both sides, bridge-runtime with one worker via bench/bridge-dropin.sh. Each
+# proxy is pinned to CPU0 (wrk and the backend to CPU1); counting starts after a warm-up and covers
+# a fixed-length wrk run, and the total is divided by the requests wrk completed in that window.
+#
+# Usage (repo root, after `cargo build --release -p bridgectl -p bridge-runtime`):
+#   bench/instructions.sh [-d SECONDS] [-c CONNECTIONS] [-r REPEATS]
+# Needs valgrind, wrk, nginx, haproxy (apt). Prints one line per proxy and repetition, then medians.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+DUR=5 CONNS=16 REPEATS=1
+while getopts "d:c:r:" o; do
+  case $o in d) DUR=$OPTARG ;; c) CONNS=$OPTARG ;; r) REPEATS=$OPTARG ;; *) exit 2 ;; esac
+done
+for tool in valgrind callgrind_control callgrind_annotate wrk nginx haproxy; do
+  command -v "$tool" >/dev/null || { echo "instructions.sh: $tool is not installed" >&2; exit 1; }
+done
+RD=$(mktemp -d /tmp/bridge-instr.XXXXXX)
+BE_PORT=18280 HAP_PORT=18281 BR_PORT=18282
+mkdir -p "$RD/tmp"
+cat >"$RD/backend.conf" <<EOC
+master_process off;
+daemon off;
+worker_processes 1;
+pid $RD/backend.pid;
+error_log $RD/backend.err warn;
+events { worker_connections 4096; }
+http {
+    client_body_temp_path $RD/tmp; proxy_temp_path $RD/tmp; fastcgi_temp_path $RD/tmp;
+    uwsgi_temp_path $RD/tmp; scgi_temp_path $RD/tmp;
+    access_log off;
+    default_type text/plain;
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    server {
+        listen 127.0.0.1:$BE_PORT;
+        location = /health/active { return 200 "healthy\n"; }
+        location / { return 200 "ok"; }
+    }
+}
+EOC
+cat >"$RD/haproxy.cfg" <<EOC
+global
+    nbthread 1
+    maxconn 4096
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+frontend fe
+    bind 127.0.0.1:$HAP_PORT
+    default_backend be
+backend be
+    http-reuse always
+    server s1 127.0.0.1:$BE_PORT
+EOC
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+taskset -c 1 nginx -c "$RD/backend.conf" -p "$RD" &
+PIDS+=($!)
+sleep 0.5
+
+# count NAME PORT CMD...: CMD runs the proxy under $VG (callgrind on CPU0, counting off until
+# the warm-up is done), keeping its PID; prints instructions per request.
+count() {
+  local name=$1 port=$2
+  shift 2
+  local out="$RD/$name.$rep.cg"
+  VG="taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=$out"
+  "$@" >"$RD/$name.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 100); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+    sleep 0.1
+  done
+  taskset -c 1 wrk -t1 -c"$CONNS" -d2s "http://127.0.0.1:$port/" >/dev/null
+  callgrind_control -i on "$pid" >/dev/null 2>&1
+  local res
+  res=$(taskset -c 1 wrk -t1 -c"$CONNS" -d"${DUR}s" "http://127.0.0.1:$port/")
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  local n ir
+  n=$(awk '/requests in/{print $1}' <<<"$res")
+  ir=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')
+  local per=$((ir / n))
+  echo "$name rep $rep: $n requests, $ir instructions, $per per request"
+  eval "${name}_all+=\" $per\""
+}
+
+run_haproxy() { exec $VG haproxy -db -f "$RD/haproxy.cfg"; }
+# bridge-dropin.sh builds the plan, then execs the runtime behind BRIDGE_WRAP (same PID).
+run_bridge() {
+  LISTEN_ADDR="127.0.0.1:$BR_PORT" BACKEND_ADDR="127.0.0.1:$BE_PORT" RUN_DIR="$RD" \
+    BRIDGE_WRAP="$VG" exec bash "$HERE/bench/bridge-dropin.sh"
+}
+haproxy_all="" bridge_all=""
+for rep in $(seq 1 "$REPEATS"); do
+  count haproxy "$HAP_PORT" run_haproxy
+  count bridge "$BR_PORT" run_bridge
+done
+med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+h=$(med "$haproxy_all") b=$(med "$bridge_all")
+echo "median instructions per request: haproxy $h, bridge $b (bridge/haproxy $(awk -v b="$b" -v h="$h" 'BEGIN{printf "%.2f", b/h}'))"
