@@ -899,6 +899,56 @@ mod tests {
             proptest::prop_assert!(left.is_empty());
         }
 
+        /// The response map keeps exactly the end-to-end fields: none of the hop-by-hop names,
+        /// none `Connection` lists (any case, any spacing, any number of lines or names), every
+        /// other field with its value.
+        #[test]
+        fn response_map_keeps_exactly_the_end_to_end_fields(
+            fields in proptest::collection::vec(
+                (proptest::sample::select(vec![
+                    "X-A", "x-b", "X-C", "Keep-Alive", "TE", "Trailer", "Upgrade",
+                    "Proxy-Connection", "Server", "x-d", "X-E", "Date",
+                ]), "[a-z]{0,6}"),
+                0..12,
+            ),
+            lines in proptest::collection::vec(
+                proptest::collection::vec(
+                    (proptest::sample::select(vec![
+                        "x-a", "X-B", "close", "keep-alive", "", "x-e", "X-Nothing", "server",
+                    ]), " {0,2}"),
+                    0..11,
+                ),
+                0..3,
+            ),
+        ) {
+            let mut raw = String::from("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n");
+            let mut listed: Vec<String> = Vec::new();
+            for line in &lines {
+                let tokens: Vec<String> = line.iter().map(|(t, pad)| format!("{pad}{t}{pad}")).collect();
+                raw.push_str(&format!("Connection: {}\r\n", tokens.join(",")));
+                listed.extend(line.iter().map(|(t, _)| t.to_ascii_lowercase()));
+            }
+            for (name, value) in &fields {
+                raw.push_str(&format!("{name}: {value}\r\n"));
+            }
+            raw.push_str("\r\n");
+            let h = head(raw.as_bytes(), false).unwrap().unwrap();
+            let mut expected: Vec<(String, String)> = std::iter::once(("content-length".to_owned(), "0".to_owned()))
+                .chain(fields.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.clone())))
+                .filter(|(n, _)| {
+                    !crate::forward::is_hop_by_hop(n.as_bytes()) && !listed.contains(n)
+                })
+                .collect();
+            let mut got: Vec<(String, String)> = h
+                .headers
+                .iter()
+                .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+                .collect();
+            expected.sort();
+            got.sort();
+            proptest::prop_assert_eq!(got, expected);
+        }
+
         /// Arbitrary bytes never panic the head parser or the chunked decoder.
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
