@@ -1855,3 +1855,43 @@ fn check_upstream_head(echoed: &str, method: &str, path: &str, body: &str, host:
         assert_eq!(values("content-length"), [body.len().to_string()], "{head}");
     }
 }
+
+#[test]
+fn mirroring_below_weighted_and_failover_services_copies_requests() {
+    let (main, main_seen) = recording_backend("main", Duration::ZERO);
+    let (copy, copy_seen) = recording_backend("copy", Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    // Routers reach the mirroring service `shadow` only through a weighted and a failover
+    // service; `direct` goes to `main` without it.
+    let dynamic = format!(
+        "http:\n  routers:\n    w:\n      rule: \"PathPrefix(`/w`)\"\n      service: top\n    f:\n      rule: \"PathPrefix(`/f`)\"\n      service: safe\n    direct:\n      rule: \"PathPrefix(`/d`)\"\n      service: main\n  services:\n    top:\n      weighted:\n        services:\n          - name: shadow\n            weight: 1\n    safe:\n      failover:\n        service: shadow\n        fallback: main\n    shadow:\n      mirroring:\n        service: main\n        mirrors:\n          - name: copy\n            percent: 100\n    main:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n    copy:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n",
+        main.port(),
+        copy.port()
+    );
+    let rt = build_and_serve(
+        dir.path(),
+        "entryPoints:\n  web:\n    address: \":80\"\napi:\n  insecure: true\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+        &dynamic,
+        &[],
+    );
+    assert_eq!(get(rt.web, "/w/1").1, "main GET /w/1 ");
+    let raw = request_raw(rt.web, "POST", "/f/2", "Content-Length: 4\r\n\r\nbody");
+    assert_eq!(raw.split("\r\n\r\n").nth(1), Some("main POST /f/2 body"));
+    assert_eq!(get(rt.web, "/d/3").1, "main GET /d/3 ");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while copy_seen.lock().unwrap().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // Copies are sent from their own tasks: their order is not the requests' order.
+    let mut copies = copy_seen.lock().unwrap().clone();
+    copies.sort();
+    assert_eq!(
+        copies,
+        [
+            "GET /w/1 host=scadabridge.local ",
+            "POST /f/2 host=scadabridge.local body"
+        ]
+    );
+    assert_eq!(main_seen.lock().unwrap().len(), 3);
+}

@@ -163,24 +163,42 @@ pub fn from_plan(plan: &bridge_plan::Plan) -> std::collections::HashMap<String, 
         .collect()
 }
 
-/// Mirroring services that are children of other services (nested mirroring is refused: copies
-/// are made only where a router's service is the mirroring service).
-pub fn nested(plan: &bridge_plan::Plan) -> Vec<String> {
-    let mut out = Vec::new();
-    for (parent, s) in &plan.services {
-        for (_, child) in s.kind.children() {
-            if let Some(c) = plan.services.get(child)
-                && matches!(&c.kind, bridge_plan::ServiceKind::Mirroring(m) if !m.mirrors.is_empty())
-            {
-                out.push(format!(
-                    "service `{child}`: mirroring below another service (`{parent}`) is not implemented yet; route to it directly"
-                ));
+/// Most mirroring services one request may pass through on its way to a server (a mirroring
+/// service as the main service of another, or below weighted and failover services).
+pub const MAX_CHAIN: usize = 4;
+
+/// Services from which a request could pass through more than [`MAX_CHAIN`] mirroring services
+/// (refused at start, by name: each one copies the request, so such a chain is almost surely a
+/// mistake).
+pub fn too_deep(plan: &bridge_plan::Plan) -> Vec<String> {
+    fn chain(plan: &bridge_plan::Plan, name: &str, depth: usize) -> usize {
+        let Some(s) = plan.services.get(name) else {
+            return 0;
+        };
+        if depth > 32 {
+            return 0;
+        }
+        match &s.kind {
+            bridge_plan::ServiceKind::Mirroring(m) => {
+                usize::from(!m.mirrors.is_empty()) + chain(plan, &m.service, depth + 1)
             }
+            kind => kind
+                .children()
+                .into_iter()
+                .map(|(_, child)| chain(plan, child, depth + 1))
+                .max()
+                .unwrap_or(0),
         }
     }
-    out.sort();
-    out.dedup();
-    out
+    plan.services
+        .keys()
+        .filter(|name| chain(plan, name, 0) > MAX_CHAIN)
+        .map(|name| {
+            format!(
+                "service `{name}`: a request through it would pass more than {MAX_CHAIN} mirroring services"
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -190,6 +208,45 @@ mod tests {
     use http_body_util::{BodyExt, Full};
 
     use super::*;
+
+    #[test]
+    fn chains_of_more_than_four_mirroring_services_are_refused() {
+        let mirroring = |to: &str| {
+            bridge_plan::ServiceKind::Mirroring(bridge_plan::Mirroring {
+                service: to.into(),
+                mirrors: vec![bridge_plan::Mirror {
+                    service: "a".into(),
+                    percent: 10,
+                }],
+                mirror_body: true,
+                max_body_size: None,
+            })
+        };
+        // a ← m0 ← m1 ← … : m(i) mirrors with m(i-1) as its main service.
+        let chain = |n: usize| {
+            let mut p = bridge_plan::Plan::example();
+            let lb = p.services["whoami"].clone();
+            p.services.clear();
+            p.services.insert("a".into(), lb.clone());
+            for i in 0..n {
+                let to = if i == 0 {
+                    "a".to_owned()
+                } else {
+                    format!("m{}", i - 1)
+                };
+                let mut s = lb.clone();
+                s.kind = mirroring(&to);
+                p.services.insert(format!("m{i}"), s);
+            }
+            p
+        };
+        assert!(too_deep(&chain(4)).is_empty());
+        let refused = too_deep(&chain(5));
+        assert_eq!(
+            refused,
+            ["service `m4`: a request through it would pass more than 4 mirroring services"]
+        );
+    }
 
     fn mirroring(percents: &[u8]) -> Mirroring {
         Mirroring::from_plan(&bridge_plan::Mirroring {

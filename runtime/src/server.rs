@@ -225,7 +225,7 @@ impl Runtime {
                 ));
             }
         }
-        missing.extend(crate::mirror::nested(&plan));
+        missing.extend(crate::mirror::too_deep(&plan));
         if !missing.is_empty() {
             return Err(ServeError::Unsupported(missing));
         }
@@ -819,8 +819,10 @@ impl Runtime {
         path_and_query: &str,
         (max_attempts, mut backoff): (u32, Duration),
     ) -> Response<Body> {
+        // The mirroring services on the way to the server: each copies the request.
+        let mut via = crate::upstream::Via::default();
         let pick = match self.upstreams.service_id(service) {
-            Some(id) => self.upstreams.pick_holding(id).await,
+            Some(id) => self.upstreams.pick_holding(id, &mut via).await,
             None => Pick::UnknownService,
         };
         let server = match pick {
@@ -872,7 +874,7 @@ impl Runtime {
         // requests keep the owned path: their copies go out when the body has been read.
         let bodiless = !upgrade
             && hyper::body::Body::is_end_stream(&body)
-            && !self.mirrors.contains_key(service)
+            && !via.names().any(|m| self.mirrors.contains_key(m))
             && crate::h1::eligible(&parts.method, &parts.headers, true);
         let mut body = Some(body);
         let mut server = server;
@@ -927,7 +929,7 @@ impl Runtime {
                     let b = match body.take() {
                         Some(b) => self.request_body(
                             b,
-                            (service, &parts, host, path_and_query),
+                            (&via, &parts, host, path_and_query),
                             upgrade,
                             read_deadline,
                         ),
@@ -959,8 +961,12 @@ impl Runtime {
                     }
                     // Retry on another server if there is one (the failed one is down now if it
                     // refused), else on the same one (the retry middleware's semantics).
+                    // The body went (or goes) to the mirrors of the first pick only.
                     let next = match self.upstreams.service_id(service) {
-                        Some(id) => self.upstreams.pick_holding(id).await,
+                        Some(id) => {
+                            let mut again = crate::upstream::Via::default();
+                            self.upstreams.pick_holding(id, &mut again).await
+                        }
                         None => Pick::UnknownService,
                     };
                     match next {
@@ -994,7 +1000,12 @@ impl Runtime {
     fn request_body(
         &self,
         body: RequestBody,
-        (service, parts, host, path_and_query): (&str, &http::request::Parts, Option<&str>, &str),
+        (via, parts, host, path_and_query): (
+            &crate::upstream::Via,
+            &http::request::Parts,
+            Option<&str>,
+            &str,
+        ),
         upgrade: bool,
         read_deadline: Option<tokio::time::Instant>,
     ) -> ReqBody {
@@ -1006,11 +1017,13 @@ impl Runtime {
                 .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
                 .boxed_unsync(),
         };
-        self.mirror(service, parts, host, path_and_query, upgrade, body)
+        via.names().fold(body, |body, mirroring| {
+            self.mirror(mirroring, parts, host, path_and_query, upgrade, body)
+        })
     }
 
-    /// For a request to a mirroring service: picks the mirrors this request is copied to and a
-    /// server in each, and sends the copies from a task once the body is complete (see
+    /// For a request through a mirroring service: picks the mirrors this request is copied to and
+    /// a server in each, and sends the copies from a task once the body is complete (see
     /// [`crate::mirror`]). Returns the body to forward to the main service.
     fn mirror(
         &self,

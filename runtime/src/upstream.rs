@@ -191,6 +191,34 @@ pub enum Pick {
     UnknownService,
 }
 
+/// The mirroring services a pick went through, outermost first (Traefik mirrors a request at
+/// every mirroring service on its way, also one below a weighted or failover service). Inline:
+/// most picks go through none, and deeper chains than four are not kept (see [`Via::push`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Via {
+    names: [Option<Arc<str>>; 4],
+}
+
+impl Via {
+    /// Records a mirroring service; past four, further ones are not recorded (plans with longer
+    /// chains are refused at start, see [`crate::mirror::too_deep`]).
+    fn push(&mut self, name: &Arc<str>) {
+        if let Some(slot) = self.names.iter_mut().find(|n| n.is_none()) {
+            *slot = Some(name.clone());
+        }
+    }
+
+    /// The mirroring services, outermost first.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map_while(|n| n.as_deref())
+    }
+
+    /// True when the pick went through no mirroring service.
+    pub fn is_empty(&self) -> bool {
+        self.names[0].is_none()
+    }
+}
+
 /// A service resolved once by [`Upstreams::service_id`], to pick without hashing its key on every
 /// request. Only meaningful for the [`Upstreams`] that returned it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -452,13 +480,19 @@ impl Upstreams {
 
     /// [`Upstreams::pick`] for a service resolved with [`Upstreams::service_id`].
     pub fn pick_id(&self, id: ServiceId) -> Pick {
+        self.pick_via(id, &mut Via::default())
+    }
+
+    /// [`Upstreams::pick_id`], recording in `via` the mirroring services the pick went through.
+    pub fn pick_via(&self, id: ServiceId, via: &mut Via) -> Pick {
         if id.0 >= self.inner.nodes.len() {
             return Pick::UnknownService;
         }
-        self.pick_node(id.0, 0)
+        *via = Via::default();
+        self.pick_node(id.0, 0, via)
     }
 
-    fn pick_node(&self, node: usize, depth: usize) -> Pick {
+    fn pick_node(&self, node: usize, depth: usize, via: &mut Via) -> Pick {
         let Some(n) = self.inner.nodes.get(node) else {
             return Pick::NoAvailableServer;
         };
@@ -512,18 +546,21 @@ impl Upstreams {
                     (Some(_), Some(_)) => lock(wrr).next(generation, children.len(), candidates()),
                 };
                 match chosen.and_then(|pos| children.get(pos)) {
-                    Some((child, _)) => self.pick_node(*child, depth + 1),
+                    Some((child, _)) => self.pick_node(*child, depth + 1, via),
                     None => Pick::NoAvailableServer,
                 }
             }
             NodeKind::Failover { main, fallback } => {
                 if self.node_available(*main, depth + 1) {
-                    self.pick_node(*main, depth + 1)
+                    self.pick_node(*main, depth + 1, via)
                 } else {
-                    self.pick_node(*fallback, depth + 1)
+                    self.pick_node(*fallback, depth + 1, via)
                 }
             }
-            NodeKind::Mirroring { main } => self.pick_node(*main, depth + 1),
+            NodeKind::Mirroring { main } => {
+                via.push(&n.name);
+                self.pick_node(*main, depth + 1, via)
+            }
         }
     }
 
@@ -557,8 +594,8 @@ impl Upstreams {
     /// [`Upstreams::pick_id`], but while no server is available it waits up to the service's
     /// [`Upstreams::hold`] for a state change that makes one available (`bridge.hold`), instead of
     /// giving up at once. Woken by state changes only: it never polls.
-    pub async fn pick_holding(&self, id: ServiceId) -> Pick {
-        let first = self.pick_id(id);
+    pub async fn pick_holding(&self, id: ServiceId, via: &mut Via) -> Pick {
+        let first = self.pick_via(id, via);
         if first != Pick::NoAvailableServer {
             return first;
         }
@@ -567,22 +604,27 @@ impl Upstreams {
             return first;
         }
         // Boxed: the waiting state would otherwise make every request's future larger.
-        Box::pin(self.wait_for_server(id, hold)).await
+        Box::pin(self.wait_for_server(id, hold, via)).await
     }
 
-    async fn wait_for_server(&self, id: ServiceId, hold: std::time::Duration) -> Pick {
+    async fn wait_for_server(
+        &self,
+        id: ServiceId,
+        hold: std::time::Duration,
+        via: &mut Via,
+    ) -> Pick {
         crate::observe::note(|s| s.held = true);
         let deadline = Instant::now() + hold;
         // Subscribed before looking again, so a change between the two cannot be missed.
         let mut events = self.subscribe();
         loop {
-            match self.pick_id(id) {
+            match self.pick_via(id, via) {
                 Pick::NoAvailableServer => {}
                 other => return other,
             }
             match tokio::time::timeout_at(deadline, events.recv()).await {
                 Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => {
-                    return self.pick_id(id);
+                    return self.pick_via(id, via);
                 }
                 Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => {}
             }
@@ -907,7 +949,7 @@ pub(crate) mod tests {
         let started = Instant::now();
         let waiter = {
             let up = up.clone();
-            tokio::spawn(async move { up.pick_holding(id).await })
+            tokio::spawn(async move { up.pick_holding(id, &mut Via::default()).await })
         };
         tokio::time::sleep(Duration::from_millis(700)).await;
         assert!(!waiter.is_finished());
@@ -919,7 +961,10 @@ pub(crate) mod tests {
         // Nothing comes up: 503 exactly when the hold ends, not before.
         set(&up, "svc", "http://b:1", ServerState::Down);
         let started = Instant::now();
-        assert_eq!(up.pick_holding(id).await, Pick::NoAvailableServer);
+        assert_eq!(
+            up.pick_holding(id, &mut Via::default()).await,
+            Pick::NoAvailableServer
+        );
         assert_eq!(started.elapsed(), Duration::from_secs(2));
     }
 
@@ -933,7 +978,10 @@ pub(crate) mod tests {
         let id = up.service_id("svc").unwrap();
         set(&up, "svc", "http://a:1", ServerState::Down);
         let started = Instant::now();
-        assert_eq!(up.pick_holding(id).await, Pick::NoAvailableServer);
+        assert_eq!(
+            up.pick_holding(id, &mut Via::default()).await,
+            Pick::NoAvailableServer
+        );
         assert_eq!(started.elapsed(), Duration::ZERO);
     }
 
@@ -1030,6 +1078,45 @@ pub(crate) mod tests {
         for _ in 0..3 {
             assert_eq!(picked_url(up.pick("m")), A);
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pick_records_the_mirroring_services_on_its_way() {
+        let mirroring = |to: &str| {
+            ServiceKind::Mirroring(Mirroring {
+                service: to.into(),
+                mirrors: vec![Mirror {
+                    service: "b".into(),
+                    percent: 100,
+                }],
+                mirror_body: true,
+                max_body_size: None,
+            })
+        };
+        let weighted = ServiceKind::Weighted(Weighted {
+            services: vec![WeightedRef {
+                service: "outer".into(),
+                weight: 1,
+            }],
+            health_check: false,
+        });
+        let up = Upstreams::from_plan(&plan(vec![
+            ("a", lb(&[(A, 1)], Some(seed_check()))),
+            ("b", lb(&[(B, 1)], Some(seed_check()))),
+            ("inner", mirroring("a")),
+            ("outer", mirroring("inner")),
+            ("w", weighted),
+        ]))
+        .unwrap();
+        set(&up, "a", A, ServerState::Up);
+        let mut via = Via::default();
+        let id = up.service_id("w").unwrap();
+        assert_eq!(picked_url(up.pick_via(id, &mut via)), A);
+        assert_eq!(via.names().collect::<Vec<_>>(), ["outer", "inner"]);
+        // A pick starts afresh, and one through no mirroring service records none.
+        let id = up.service_id("a").unwrap();
+        assert_eq!(picked_url(up.pick_via(id, &mut via)), A);
+        assert!(via.is_empty());
     }
 
     #[tokio::test(start_paused = true)]

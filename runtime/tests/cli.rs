@@ -72,7 +72,7 @@ fn a_tls_plan_with_an_unreadable_certificate_is_refused_naming_the_file() {
 }
 
 #[test]
-fn mirroring_below_another_service_is_refused_by_name() {
+fn mirroring_below_another_service_is_served_but_chains_of_more_than_four_are_refused() {
     use bridge_plan::{Mirror, Mirroring, Service, ServiceKind, Weighted, WeightedRef};
     let mut plan = bridge_plan::Plan::example();
     let source = plan.services["whoami"].source.clone();
@@ -80,18 +80,18 @@ fn mirroring_below_another_service_is_refused_by_name() {
         source: source.clone(),
         kind,
     };
-    plan.services.insert(
-        "shadow".into(),
+    let mirroring = |main: &str| {
         service(ServiceKind::Mirroring(Mirroring {
-            service: "whoami".into(),
+            service: main.into(),
             mirrors: vec![Mirror {
                 service: "whoami".into(),
                 percent: 10,
             }],
             mirror_body: true,
             max_body_size: None,
-        })),
-    );
+        }))
+    };
+    plan.services.insert("shadow".into(), mirroring("whoami"));
     plan.services.insert(
         "split".into(),
         service(ServiceKind::Weighted(Weighted {
@@ -102,11 +102,19 @@ fn mirroring_below_another_service_is_refused_by_name() {
             health_check: false,
         })),
     );
+    let accepted = std::sync::Arc::new(plan.clone());
+    assert!(bridge_runtime::server::Runtime::new(accepted, Default::default()).is_ok());
+    // shadow ← m1 ← m2 ← m3 ← m4: five mirroring services on one path.
+    for (name, main) in [("m1", "shadow"), ("m2", "m1"), ("m3", "m2"), ("m4", "m3")] {
+        plan.services.insert(name.into(), mirroring(main));
+    }
     let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
         .unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains("service `shadow`: mirroring below another service (`split`)"),
+        text.contains(
+            "service `m4`: a request through it would pass more than 4 mirroring services"
+        ),
         "{text}"
     );
 }
