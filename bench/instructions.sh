@@ -15,6 +15,8 @@
 # Needs valgrind, wrk, nginx, haproxy (apt). Prints one line per proxy and repetition, then medians.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
+SHARED="${SHARED_BENCH:-$HERE/../shared/bench}"
+source "$SHARED/lib.sh"
 DUR=5 CONNS=16 REPEATS=1
 while getopts "d:c:r:" o; do
   case $o in d) DUR=$OPTARG ;; c) CONNS=$OPTARG ;; r) REPEATS=$OPTARG ;; *) exit 2 ;; esac
@@ -24,7 +26,9 @@ for tool in valgrind callgrind_control callgrind_annotate wrk nginx haproxy; do
 done
 RD=$(mktemp -d /tmp/bridge-instr.XXXXXX)
 BE_PORT=18280 HAP_PORT=18281 BR_PORT=18282
-mkdir -p "$RD/tmp"
+mkdir -p "$RD"/tmp/{body,proxy,fastcgi,uwsgi,scgi}
+trap 'stop_all' EXIT
+trap 'stop_all; exit 130' INT TERM
 cat >"$RD/backend.conf" <<EOC
 master_process off;
 daemon off;
@@ -33,8 +37,7 @@ pid $RD/backend.pid;
 error_log $RD/backend.err warn;
 events { worker_connections 4096; }
 http {
-    client_body_temp_path $RD/tmp; proxy_temp_path $RD/tmp; fastcgi_temp_path $RD/tmp;
-    uwsgi_temp_path $RD/tmp; scgi_temp_path $RD/tmp;
+$(nginx_paths "$RD")
     access_log off;
     default_type text/plain;
     keepalive_requests 1000000;
@@ -63,12 +66,8 @@ backend be
     http-reuse always
     server s1 127.0.0.1:$BE_PORT
 EOC
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
-taskset -c 1 nginx -c "$RD/backend.conf" -p "$RD" &
-PIDS+=($!)
-sleep 0.5
+start_bg "$RD/backend.log" taskset -c 1 nginx -c "$RD/backend.conf" -p "$RD"
+wait_port "$BE_PORT"
 
 # count NAME PORT CMD...: CMD runs the proxy under $VG (callgrind on CPU0, counting off until
 # the warm-up is done), keeping its PID; prints instructions per request.
@@ -77,19 +76,15 @@ count() {
   shift 2
   local out="$RD/$name.$rep.cg"
   VG="taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=$out"
-  "$@" >"$RD/$name.log" 2>&1 &
-  local pid=$!
-  for _ in $(seq 1 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/" && break
-    sleep 0.1
-  done
+  start_bg "$RD/$name.log" "$@"
+  local pid=$LAST_PID
+  wait_port "$port" 30
   taskset -c 1 wrk -t1 -c"$CONNS" -d2s "http://127.0.0.1:$port/" >/dev/null
   callgrind_control -i on "$pid" >/dev/null 2>&1
   local res
   res=$(taskset -c 1 wrk -t1 -c"$CONNS" -d"${DUR}s" "http://127.0.0.1:$port/")
   callgrind_control -i off "$pid" >/dev/null 2>&1
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
+  stop_pid "$pid"
   local n ir
   n=$(awk '/requests in/{print $1}' <<<"$res")
   ir=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')

@@ -1470,18 +1470,19 @@ fn https_and_h2c_servers_with_servers_transports() {
 
 /// An HTTP/1.1 backend that reads bodies (Content-Length), records `METHOD path host=H body` and
 /// answers `<name> <METHOD> <path> <body>` after `delay`.
-fn recording_backend(
-    name: &'static str,
-    delay: Duration,
-) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+/// A keep-alive HTTP/1.1 backend: for each request, `answer` gets the request line and the
+/// field lines as sent (each ending in CRLF) and the body (by `Content-Length`), and returns the
+/// status line's reason phrase part (`200 OK`), extra header lines and the body to send.
+fn http_backend(
+    answer: impl Fn(&str, &str, &[u8]) -> (String, String, String) + Send + Sync + 'static,
+) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
+    let answer = Arc::new(answer);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            let log = log.clone();
+            let answer = answer.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut stream = stream;
@@ -1490,39 +1491,28 @@ fn recording_backend(
                     if reader.read_line(&mut line).unwrap_or(0) == 0 {
                         return;
                     }
-                    let mut parts = line.split_whitespace();
-                    let method = parts.next().unwrap_or("").to_owned();
-                    let path = parts.next().unwrap_or("").to_owned();
-                    let (mut len, mut host) = (0usize, String::new());
+                    let (mut head, mut len) = (String::new(), 0usize);
                     loop {
                         let mut h = String::new();
                         if reader.read_line(&mut h).unwrap_or(0) == 0 {
                             return;
                         }
-                        let lower = h.to_ascii_lowercase();
-                        if let Some(v) = lower.strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                        if let Some(v) = lower.strip_prefix("host:") {
-                            host = v.trim().to_owned();
-                        }
                         if h == "\r\n" {
                             break;
                         }
+                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                        head.push_str(&h);
                     }
                     let mut body = vec![0u8; len];
                     if reader.read_exact(&mut body).is_err() {
                         return;
                     }
-                    let body = String::from_utf8_lossy(&body).into_owned();
-                    log.lock()
-                        .unwrap()
-                        .push(format!("{method} {path} host={host} {body}"));
-                    std::thread::sleep(delay);
-                    let answer = format!("{name} {method} {path} {body}");
+                    let (status, fields, body) = answer(line.trim_end(), &head, &body);
                     let resp = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{answer}",
-                        answer.len()
+                        "HTTP/1.1 {status}\r\n{fields}Content-Length: {}\r\n\r\n{body}",
+                        body.len()
                     );
                     if stream.write_all(resp.as_bytes()).is_err() {
                         return;
@@ -1530,6 +1520,40 @@ fn recording_backend(
                 }
             });
         }
+    });
+    addr
+}
+
+/// A backend answering `<name> <method> <path> <body>` after `delay`, recording
+/// `<method> <path> host=<host> <body>` for each request.
+fn recording_backend(
+    name: &'static str,
+    delay: Duration,
+) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let addr = http_backend(move |line, head, body| {
+        let mut parts = line.split_whitespace();
+        let method = parts.next().unwrap_or("");
+        let path = parts.next().unwrap_or("");
+        let host = head
+            .lines()
+            .find_map(|h| {
+                h.to_ascii_lowercase()
+                    .strip_prefix("host:")
+                    .map(|v| v.trim().to_owned())
+            })
+            .unwrap_or_default();
+        let body = String::from_utf8_lossy(body);
+        log.lock()
+            .unwrap()
+            .push(format!("{method} {path} host={host} {body}"));
+        std::thread::sleep(delay);
+        (
+            "200 OK".into(),
+            String::new(),
+            format!("{name} {method} {path} {body}"),
+        )
     });
     (addr, seen)
 }
@@ -1711,49 +1735,15 @@ fn metrics_pass_promtool_and_the_access_log_records_every_request() {
 }
 
 /// A backend that answers with the request head it received (request line and every field line
-/// as sent), then `--`, then the body.
+/// as sent), then `--`, then the body; its own answer carries hop-by-hop fields of its own.
 fn head_echo_backend() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut head = String::new();
-                    let mut len = 0usize;
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if h == "\r\n" {
-                            break;
-                        }
-                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                        head.push_str(&h);
-                    }
-                    let mut body = vec![0u8; len];
-                    if reader.read_exact(&mut body).is_err() {
-                        return;
-                    }
-                    let answer = format!("{head}--\r\n{}", String::from_utf8_lossy(&body));
-                    let resp = format!(
-                        "HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Upstream-Only\r\nX-Upstream-Only: 1\r\nContent-Length: {}\r\n\r\n{answer}",
-                        answer.len()
-                    );
-                    if stream.write_all(resp.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
+    http_backend(|line, head, body| {
+        (
+            "200 OK".into(),
+            "Connection: keep-alive, X-Upstream-Only\r\nX-Upstream-Only: 1\r\n".into(),
+            format!("{line}\r\n{head}--\r\n{}", String::from_utf8_lossy(body)),
+        )
+    })
 }
 
 #[test]

@@ -50,20 +50,10 @@ pub static FORWARDED_HEADERS: [HeaderName; 11] = [
     X_REAL_IP,
 ];
 
-/// The index of `name` in [`HOP_BY_HOP`]. Names are lower case, so their text decides, and its
-/// length rules out almost every other name at once (comparing names one by one showed in
-/// profiles).
-fn hop_by_hop_index(name: &HeaderName) -> Option<usize> {
-    let s = name.as_str();
-    hop_by_hop_candidates(s.len())
-        .iter()
-        .copied()
-        .find(|&i| HOP_BY_HOP[i].as_str() == s)
-}
-
-/// The indices in [`HOP_BY_HOP`] of the names `len` bytes long.
-fn hop_by_hop_candidates(len: usize) -> &'static [usize] {
-    match len {
+/// The index in [`HOP_BY_HOP`] of `name` (any case, as received). The name's length rules out
+/// almost every other name at once (comparing names one by one showed in profiles).
+fn hop_by_hop_index(name: &[u8]) -> Option<usize> {
+    let candidates: &[usize] = match name.len() {
         2 => &[5],
         7 => &[6, 8],
         10 => &[0, 1],
@@ -72,14 +62,16 @@ fn hop_by_hop_candidates(len: usize) -> &'static [usize] {
         18 => &[3],
         19 => &[4],
         _ => &[],
-    }
+    };
+    candidates
+        .iter()
+        .copied()
+        .find(|&i| HOP_BY_HOP[i].as_str().as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// True when `name` (any case, as received) is one of [`HOP_BY_HOP`].
 pub fn is_hop_by_hop(name: &[u8]) -> bool {
-    hop_by_hop_candidates(name.len())
-        .iter()
-        .any(|&i| HOP_BY_HOP[i].as_str().as_bytes().eq_ignore_ascii_case(name))
+    hop_by_hop_index(name).is_some()
 }
 
 /// True for a name in [`FORWARDED_HEADERS`] (all begin with `x-`, which few names do).
@@ -158,7 +150,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
     // one (`Connection`) or none, and a removal costs a hash each.
     let mut present = 0u16;
     for name in headers.keys() {
-        if let Some(i) = hop_by_hop_index(name) {
+        if let Some(i) = hop_by_hop_index(name.as_str().as_bytes()) {
             present |= 1 << i;
         }
     }
@@ -172,10 +164,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
             let Ok(value) = value.to_str() else { continue };
             for token in value.split(',').map(str::trim) {
                 // Hop-by-hop names go below anyway, and `close` names no field: no lookup.
-                let listed = token.eq_ignore_ascii_case("close")
-                    || HOP_BY_HOP
-                        .iter()
-                        .any(|n| n.as_str().eq_ignore_ascii_case(token));
+                let listed = token.eq_ignore_ascii_case("close") || is_hop_by_hop(token.as_bytes());
                 if !token.is_empty() && !listed {
                     // A `&str` name is checked and lower-cased on the stack: no allocation.
                     headers.remove(token);
@@ -256,12 +245,6 @@ impl Forwarded {
             headers.insert(name, value);
         }
     }
-}
-
-/// Sets `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik (see
-/// [`forwarded`]), in the map.
-pub fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
-    forwarded(headers, inc, trust).apply(headers);
 }
 
 /// `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik: untrusted values
@@ -358,6 +341,11 @@ pub fn host_port(host: &str) -> Option<u16> {
 mod tests {
     use super::*;
 
+    /// [`forwarded`] applied to the map, as requests to other than `http://` servers get it.
+    fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
+        forwarded(headers, inc, trust).apply(headers);
+    }
+
     fn cfg(insecure: bool, trusted: &[&str]) -> Trust {
         Trust::new(&ForwardedHeaders {
             insecure,
@@ -453,7 +441,11 @@ mod tests {
     #[test]
     fn hop_by_hop_and_forwarding_names_are_recognised_by_their_text() {
         for (i, name) in HOP_BY_HOP.iter().enumerate() {
-            assert_eq!(hop_by_hop_index(name), Some(i), "{name}");
+            assert_eq!(
+                hop_by_hop_index(name.as_str().as_bytes()),
+                Some(i),
+                "{name}"
+            );
         }
         for name in [
             "host",
@@ -464,11 +456,14 @@ mod tests {
             "tf",
         ] {
             let name = HeaderName::from_static(name);
-            assert_eq!(hop_by_hop_index(&name), None, "{name}");
+            assert_eq!(hop_by_hop_index(name.as_str().as_bytes()), None, "{name}");
             assert!(!is_forwarding(&name), "{name}");
         }
         assert!(FORWARDED_HEADERS.iter().all(is_forwarding));
-        assert_eq!(hop_by_hop_index(&FORWARDED_HEADERS[0]), None);
+        assert_eq!(
+            hop_by_hop_index(FORWARDED_HEADERS[0].as_str().as_bytes()),
+            None
+        );
     }
 
     #[test]

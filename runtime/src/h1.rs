@@ -164,11 +164,17 @@ pub fn field_spans(base: &[u8], fields: &[httparse::Header<'_>], out: &mut Vec<F
 pub fn header_map(head: &Bytes, fields: &[Field], extra: usize) -> Option<HeaderMap> {
     let mut headers = HeaderMap::with_capacity(fields.len() + extra);
     for f in fields {
-        let name = HeaderName::from_bytes(f.name(head)).ok()?;
-        let value = HeaderValue::from_maybe_shared(head.slice(f.value.0..f.value.1)).ok()?;
-        headers.append(name, value);
+        append_field(&mut headers, head, f)?;
     }
     Some(headers)
+}
+
+/// Appends one field of `head` to `headers`; `None` when `http` refuses its name or value.
+fn append_field(headers: &mut HeaderMap, head: &Bytes, f: &Field) -> Option<()> {
+    let name = HeaderName::from_bytes(f.name(head)).ok()?;
+    let value = HeaderValue::from_maybe_shared(head.slice(f.value.0..f.value.1)).ok()?;
+    headers.append(name, value);
+    Some(())
 }
 
 /// How the body of a response is delimited.
@@ -263,64 +269,13 @@ pub fn parse_head(
 /// The map of a response's end-to-end fields: hop-by-hop ones are left out while it is built,
 /// which costs a comparison per field instead of a hash and a removal each afterwards.
 fn end_to_end_map(head: &Bytes, fields: &[Field], facts: &Facts) -> Option<HeaderMap> {
-    // Names `Connection` lists besides hop-by-hop ones and `close` (usually none: servers send
-    // `keep-alive` or `close`); past eight, every field is checked against every line.
-    let mut named = [(0usize, 0usize); 8];
-    let mut n_named = 0;
-    let mut many = false;
-    if facts.connection_lines > 0 {
-        for c in fields
-            .iter()
-            .filter(|c| c.name(head).eq_ignore_ascii_case(b"connection"))
-        {
-            let base = c.value.0;
-            let mut at = base;
-            for t in c.value(head).split(|&b| b == b',') {
-                let lead = t.len() - t.trim_ascii_start().len();
-                let token = t.trim_ascii();
-                let start = at + lead;
-                at += t.len() + 1;
-                if token.is_empty()
-                    || token.eq_ignore_ascii_case(b"close")
-                    || crate::forward::is_hop_by_hop(token)
-                {
-                    continue;
-                }
-                match named.get_mut(n_named) {
-                    Some(slot) => {
-                        *slot = (start, start + token.len());
-                        n_named += 1;
-                    }
-                    None => many = true,
-                }
-            }
-        }
-    }
-    let is_named = |name: &[u8]| {
-        if many {
-            fields
-                .iter()
-                .filter(|c| c.name(head).eq_ignore_ascii_case(b"connection"))
-                .any(|c| {
-                    c.value(head)
-                        .split(|&b| b == b',')
-                        .any(|t| t.trim_ascii().eq_ignore_ascii_case(name))
-                })
-        } else {
-            named[..n_named]
-                .iter()
-                .any(|&(a, b)| head[a..b].eq_ignore_ascii_case(name))
-        }
-    };
     let mut headers = HeaderMap::with_capacity(fields.len());
     for f in fields {
         let name = f.name(head);
-        if crate::forward::is_hop_by_hop(name) || ((n_named > 0 || many) && is_named(name)) {
+        if crate::forward::is_hop_by_hop(name) || facts.connection_lists(head, fields, name) {
             continue;
         }
-        let name = HeaderName::from_bytes(name).ok()?;
-        let value = HeaderValue::from_maybe_shared(head.slice(f.value.0..f.value.1)).ok()?;
-        headers.append(name, value);
+        append_field(&mut headers, head, f)?;
     }
     Some(headers)
 }
@@ -334,10 +289,15 @@ struct Facts {
     /// `Transfer-Encoding` was sent; its last coding is `chunked`.
     transfer_encoding: bool,
     chunked: bool,
-    /// `Connection` lists `close` / `keep-alive`; how many `Connection` lines there are.
+    /// `Connection` lists `close` / `keep-alive`.
     close: bool,
     keep_alive: bool,
-    connection_lines: usize,
+    /// Where the other names `Connection` lists lie (besides hop-by-hop ones; usually none:
+    /// servers send `keep-alive` or `close`), kept inline; past eight, `many` is set and every
+    /// `Connection` line is searched instead.
+    named: [(usize, usize); 8],
+    n_named: usize,
+    many: bool,
 }
 
 impl Facts {
@@ -365,12 +325,42 @@ impl Facts {
                     f.chunked = last.eq_ignore_ascii_case(b"chunked");
                 }
             } else if name.eq_ignore_ascii_case(b"connection") {
-                f.connection_lines += 1;
-                f.close |= value_has_token(value, "close");
-                f.keep_alive |= value_has_token(value, "keep-alive");
+                let mut at = field.value.0;
+                for t in value.split(|&b| b == b',') {
+                    let token = t.trim_ascii();
+                    let start = at + (t.len() - t.trim_ascii_start().len());
+                    at += t.len() + 1;
+                    if token.eq_ignore_ascii_case(b"close") {
+                        f.close = true;
+                    } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                        f.keep_alive = true;
+                    } else if !token.is_empty() && !crate::forward::is_hop_by_hop(token) {
+                        match f.named.get_mut(f.n_named) {
+                            Some(slot) => {
+                                *slot = (start, start + token.len());
+                                f.n_named += 1;
+                            }
+                            None => f.many = true,
+                        }
+                    }
+                }
             }
         }
         f
+    }
+
+    /// Whether a `Connection` field of `head` (with `fields`) lists `name`.
+    fn connection_lists(&self, head: &[u8], fields: &[Field], name: &[u8]) -> bool {
+        if self.many {
+            fields
+                .iter()
+                .filter(|c| c.name(head).eq_ignore_ascii_case(b"connection"))
+                .any(|c| value_has_token(c.value(head), name))
+        } else {
+            self.named[..self.n_named]
+                .iter()
+                .any(|&(a, b)| head[a..b].eq_ignore_ascii_case(name))
+        }
     }
 
     /// The body's framing, and whether both `Transfer-Encoding` and `Content-Length` were sent
@@ -416,10 +406,10 @@ pub fn parse_decimal(digits: &[u8]) -> Option<u64> {
 
 /// True when the comma-separated field value lists `token` (ASCII case-insensitive), as
 /// `Connection` values do.
-pub fn value_has_token(value: &[u8], token: &str) -> bool {
+pub fn value_has_token(value: &[u8], token: &[u8]) -> bool {
     value
         .split(|&b| b == b',')
-        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
 }
 
 /// What the decoder made of the buffered bytes.

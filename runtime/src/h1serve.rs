@@ -216,10 +216,10 @@ fn take(buf: &mut BytesMut, spans: &mut Vec<crate::h1::Field>, max_header: usize
             return Taken::Other;
         }
         if name.eq_ignore_ascii_case(b"connection") {
-            if crate::h1::value_has_token(value, "upgrade") {
+            if crate::h1::value_has_token(value, b"upgrade") {
                 return Taken::Other;
             }
-            close |= crate::h1::value_has_token(value, "close");
+            close |= crate::h1::value_has_token(value, b"close");
         }
     }
     let head = buf.split_to(len).freeze();
@@ -315,7 +315,7 @@ where
         if name == header::DATE {
             has_date = true;
         }
-        if name == header::CONNECTION && crate::h1::value_has_token(value.as_bytes(), "close") {
+        if name == header::CONNECTION && crate::h1::value_has_token(value.as_bytes(), b"close") {
             keep = false;
         }
         put_field(out, name.as_str().as_bytes(), value.as_bytes());
