@@ -35,8 +35,10 @@ pub static HOP_BY_HOP: [HeaderName; 9] = [
     header::UPGRADE,
 ];
 
-/// The forwarding headers a client may not forge unless trusted.
-pub static FORWARDED_HEADERS: [HeaderName; 11] = [
+/// The forwarding headers a client may not forge unless trusted: Traefik's managed set
+/// (`X-Forwarded-Scheme` and `X-Scheme` included, which it removes though it sets them only on
+/// request).
+pub static FORWARDED_HEADERS: [HeaderName; 13] = [
     X_FORWARDED_FOR,
     X_FORWARDED_HOST,
     X_FORWARDED_PORT,
@@ -47,6 +49,8 @@ pub static FORWARDED_HEADERS: [HeaderName; 11] = [
     HeaderName::from_static("x-forwarded-method"),
     HeaderName::from_static("x-forwarded-tls-client-cert"),
     HeaderName::from_static("x-forwarded-tls-client-cert-info"),
+    HeaderName::from_static("x-forwarded-scheme"),
+    HeaderName::from_static("x-scheme"),
     X_REAL_IP,
 ];
 
@@ -74,9 +78,21 @@ pub fn is_hop_by_hop(name: &[u8]) -> bool {
     hop_by_hop_index(name).is_some()
 }
 
-/// True for a name in [`FORWARDED_HEADERS`] (all begin with `x-`, which few names do).
+/// True for a name in [`FORWARDED_HEADERS`], also written with underscores for dashes
+/// (`X_Forwarded_Proto`): servers behind the proxy (CGI, some frameworks) read that spelling as
+/// the same field, so it is as forgeable. All begin with `x-`/`x_`, which few names do.
 fn is_forwarding(name: &HeaderName) -> bool {
-    name.as_str().starts_with("x-") && FORWARDED_HEADERS.contains(name)
+    let n = name.as_str().as_bytes();
+    n.len() > 2
+        && n[0] == b'x'
+        && (n[1] == b'-' || n[1] == b'_')
+        && FORWARDED_HEADERS.iter().any(|m| {
+            let m = m.as_str().as_bytes();
+            m.len() == n.len()
+                && m.iter()
+                    .zip(n)
+                    .all(|(&a, &b)| a == b || (a == b'-' && b == b'_'))
+        })
 }
 
 /// Parses CIDR ranges or single addresses (as `/32` / `/128`), skipping ones the compiler would
@@ -109,6 +125,12 @@ pub struct Trust {
 }
 
 impl Trust {
+    /// Trusts no peer (an entry point without `forwardedHeaders`).
+    pub const NONE: Trust = Trust {
+        insecure: false,
+        nets: Vec::new(),
+    };
+
     /// Parses the plan's settings.
     pub fn new(cfg: &ForwardedHeaders) -> Self {
         Self {
@@ -165,7 +187,11 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
             for token in value.split(',').map(str::trim) {
                 // Hop-by-hop names go below anyway, and `close` names no field: no lookup.
                 let listed = token.eq_ignore_ascii_case("close") || is_hop_by_hop(token.as_bytes());
-                if !token.is_empty() && !listed {
+                // Nor can a client remove the forwarding fields this way (as in Traefik): a
+                // trusted peer's values stay, and the proxy's own are added after.
+                let managed =
+                    http::HeaderName::from_bytes(token.as_bytes()).is_ok_and(|n| is_forwarding(&n));
+                if !token.is_empty() && !listed && !managed {
                     // A `&str` name is checked and lower-cased on the stack: no allocation.
                     headers.remove(token);
                 }
@@ -208,21 +234,28 @@ pub fn peer_value(peer: IpAddr) -> HeaderValue {
         .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
-/// The forwarding fields [`forwarded`] adds to a request: none of them is in its map, so they can
+/// The forwarding fields the proxy adds to a request: none of them is in its map, so they can
 /// be written after its fields as they are (the proxy's own codec does that, saving a hash and
-/// an insert each) or put into the map with [`Forwarded::apply`].
+/// an insert each) or put into the map with [`Forwarded::apply`]. Made by [`forwarded`] when the
+/// request arrives, before routing (Traefik's entry point middleware), so rules, middlewares
+/// and the access log see them too ([`Forwarded::visible`]); `X-Forwarded-For` gets the peer
+/// appended only when the request is forwarded ([`Forwarded::append_for`]), as in Traefik,
+/// where the reverse proxy appends it.
 #[derive(Debug, Clone)]
 pub struct Forwarded {
+    /// Slot 0 is `X-Forwarded-For`, set by [`Forwarded::append_for`].
     fields: [(HeaderName, HeaderValue); 6],
     len: usize,
+    for_set: bool,
 }
 
 impl Forwarded {
     fn new() -> Self {
-        let empty = || (X_REAL_IP, HeaderValue::from_static(""));
+        let empty = || (X_FORWARDED_FOR, HeaderValue::from_static(""));
         Forwarded {
             fields: [empty(), empty(), empty(), empty(), empty(), empty()],
-            len: 0,
+            len: 1,
+            for_set: false,
         }
     }
 
@@ -233,52 +266,91 @@ impl Forwarded {
         }
     }
 
-    /// The fields, in the order Traefik's forwarder sets them.
+    /// The fields to send, in the order Traefik's forwarder sets them.
     pub fn fields(&self) -> &[(HeaderName, HeaderValue)] {
-        &self.fields[..self.len]
+        &self.fields[usize::from(!self.for_set)..self.len]
+    }
+
+    /// The fields as routing, middlewares and the access log see them: before forwarding,
+    /// `X-Forwarded-For` is only what a trusted peer sent (it is in the map).
+    pub fn visible(&self) -> &[(HeaderName, HeaderValue)] {
+        &self.fields[1..self.len]
+    }
+
+    /// The value the proxy sets for `name`, if it sets one.
+    pub fn get(&self, name: &HeaderName) -> Option<&HeaderValue> {
+        self.visible()
+            .iter()
+            .find_map(|(n, v)| (n == name).then_some(v))
+    }
+
+    /// Drops the proxy's value for `name`: a middleware set or removed that field, and the
+    /// middleware's choice wins, as when Traefik's headers middleware overwrites it.
+    pub fn forget(&mut self, name: &HeaderName) {
+        if let Some(i) = (1..self.len).find(|&i| self.fields[i].0 == *name) {
+            self.fields[i..self.len].rotate_left(1);
+            self.len -= 1;
+        }
+    }
+
+    /// Sets `X-Forwarded-For`: the values in `headers` (a trusted peer's, or a middleware's),
+    /// joined as Go's reverse proxy joins them, then `peer`; they leave the map.
+    pub fn append_for(&mut self, headers: &mut HeaderMap, peer: &HeaderValue) {
+        let xff = if headers.contains_key(&X_FORWARDED_FOR) {
+            let mut joined = String::new();
+            for prior in headers.get_all(&X_FORWARDED_FOR) {
+                let Ok(prior) = prior.to_str() else { continue };
+                if !prior.trim().is_empty() {
+                    joined.push_str(prior);
+                    joined.push_str(", ");
+                }
+            }
+            headers.remove(&X_FORWARDED_FOR);
+            joined.push_str(peer.to_str().unwrap_or_default());
+            HeaderValue::from_str(&joined).unwrap_or_else(|_| peer.clone())
+        } else {
+            peer.clone()
+        };
+        self.fields[0] = (X_FORWARDED_FOR, xff);
+        self.for_set = true;
     }
 
     /// Adds the fields to `headers`.
     pub fn apply(self, headers: &mut HeaderMap) {
+        let start = usize::from(!self.for_set);
         let len = self.len;
-        for (name, value) in self.fields.into_iter().take(len) {
+        for (name, value) in self.fields.into_iter().take(len).skip(start) {
             headers.insert(name, value);
         }
     }
 }
 
-/// `X-Forwarded-For/-Host/-Port/-Proto/-Server` and `X-Real-Ip` like Traefik: untrusted values
-/// are removed from `headers` first; existing trusted values are kept (For gets the peer
-/// appended, after all the values the client sent, joined as Go's reverse proxy does). Returns
-/// the fields to add; the ones it replaces are removed from `headers`.
+/// Traefik's entry point `forwardedHeaders` step, applied when a request arrives: unless the
+/// peer is trusted, every forwarding field the client sent is removed (underscore spellings
+/// too); then `X-Forwarded-Proto/-Host/-Port/-Server` and `X-Real-Ip` are set (a trusted peer's
+/// values kept, except `-Server`). Returns the fields to add; the ones it replaces are removed
+/// from `headers`.
 pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> Forwarded {
     let mut out = Forwarded::new();
     // Clients rarely send any of these: when none is there, no lookup is needed below.
     let any = headers.keys().any(is_forwarding);
     let kept = any && trust.trusts(inc.peer);
     if any && !kept {
-        for name in &FORWARDED_HEADERS {
+        let forged: Vec<HeaderName> = headers
+            .keys()
+            .filter(|n| is_forwarding(n))
+            .cloned()
+            .collect();
+        for name in forged {
             headers.remove(name);
         }
     }
     let has = |headers: &HeaderMap, name: &HeaderName| kept && headers.contains_key(name);
-    let xff = if has(headers, &X_FORWARDED_FOR) {
-        let mut joined = String::new();
-        for prior in headers.get_all(&X_FORWARDED_FOR) {
-            let Ok(prior) = prior.to_str() else { continue };
-            if !prior.trim().is_empty() {
-                joined.push_str(prior);
-                joined.push_str(", ");
-            }
-        }
-        headers.remove(&X_FORWARDED_FOR);
-        joined.push_str(inc.peer_value.to_str().unwrap_or_default());
-        HeaderValue::from_str(&joined).unwrap_or_else(|_| inc.peer_value.clone())
+    let proto_kept = if has(headers, &X_FORWARDED_PROTO) {
+        headers
+            .get(&X_FORWARDED_PROTO)
+            .is_some_and(|v| v == "https" || v == "wss")
     } else {
-        inc.peer_value.clone()
-    };
-    out.push(X_FORWARDED_FOR, xff);
-    if !has(headers, &X_FORWARDED_PROTO) {
         let websocket = headers
             .get(header::UPGRADE)
             .and_then(|v| v.to_str().ok())
@@ -290,7 +362,8 @@ pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> 
             (false, false) => "http",
         };
         out.push(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
-    }
+        false
+    };
     if !has(headers, &X_FORWARDED_HOST)
         && let Some(h) = inc.host
     {
@@ -299,7 +372,8 @@ pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> 
     if !has(headers, &X_FORWARDED_PORT) {
         let host = inc.host.and_then(|h| h.to_str().ok());
         let port = host.and_then(host_port).unwrap_or(if host.is_some() {
-            if inc.tls { 443 } else { 80 }
+            // Traefik: a trusted `X-Forwarded-Proto: https` means 443 too.
+            if inc.tls || proto_kept { 443 } else { 80 }
         } else {
             inc.entrypoint_port
         });
@@ -343,7 +417,9 @@ mod tests {
 
     /// [`forwarded`] applied to the map, as requests to other than `http://` servers get it.
     fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
-        forwarded(headers, inc, trust).apply(headers);
+        let mut f = forwarded(headers, inc, trust);
+        f.append_for(headers, inc.peer_value);
+        f.apply(headers);
     }
 
     fn cfg(insecure: bool, trusted: &[&str]) -> Trust {
@@ -474,7 +550,9 @@ mod tests {
         for name in &FORWARDED_HEADERS {
             h.insert(name, HeaderValue::from_static("203.0.113.9"));
         }
-        let f = forwarded(&mut h, &inc("10.1.2.3", false, Some("a")), &cfg(true, &[]));
+        let i = inc("10.1.2.3", false, Some("a"));
+        let mut f = forwarded(&mut h, &i, &cfg(true, &[]));
+        f.append_for(&mut h, i.peer_value);
         for (name, _) in f.fields() {
             assert!(!h.contains_key(name), "{name} is in the map and added");
         }
@@ -484,8 +562,12 @@ mod tests {
         // Untrusted: all six are added, and the client's are gone.
         let mut h = HeaderMap::new();
         h.insert("x-forwarded-host", HeaderValue::from_static("evil"));
-        let f = forwarded(&mut h, &inc("10.1.2.3", false, Some("a")), &cfg(false, &[]));
+        let i = inc("10.1.2.3", false, Some("a"));
+        let mut f = forwarded(&mut h, &i, &cfg(false, &[]));
         assert!(h.is_empty());
+        assert_eq!(f.fields().len(), 5, "X-Forwarded-For waits for forwarding");
+        assert!(f.get(&X_FORWARDED_FOR).is_none());
+        f.append_for(&mut h, i.peer_value);
         assert_eq!(f.fields().len(), 6);
     }
 

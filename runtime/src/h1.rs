@@ -207,6 +207,25 @@ pub struct Head {
     pub keep_alive: bool,
 }
 
+/// An interim (1xx) response received before the final one, forwarded to the client ahead of
+/// it (RFC 9110 §15.2: a proxy MUST forward 1xx responses it did not ask for).
+#[derive(Debug, Clone)]
+pub struct Interim {
+    /// 1xx, never 101.
+    pub status: StatusCode,
+    /// End-to-end fields (hop-by-hop ones left out, as for final responses).
+    pub headers: HeaderMap,
+}
+
+/// The interim responses that preceded a final response, in order; set as an extension of the
+/// response only when there were some.
+#[derive(Debug, Clone, Default)]
+pub struct Interims(pub Vec<Interim>);
+
+/// Most interim responses accepted before the final one: a server sending more is broken or
+/// hostile, and without a bound it could hold a request forever (1xx flood).
+pub const MAX_INTERIM: usize = 16;
+
 /// Parses a response head at the start of `buf`, removing it from there. `None`: incomplete.
 /// Header values share the head's bytes instead of being copied.
 pub fn parse_head(
@@ -249,7 +268,12 @@ pub fn parse_head(
     field_spans(buf, resp.headers, spans);
     let spans = &spans[..];
     let facts = Facts::of(buf, spans);
-    let (framing, ambiguous) = facts.framing(status, head_request)?;
+    let (framing, mut ambiguous) = facts.framing(status, head_request)?;
+    // RFC 9112 §6.1: `Transfer-Encoding` in an HTTP/1.0 message means faulty framing.
+    ambiguous |= facts.transfer_encoding && version == Version::HTTP_10;
+    if ambiguous {
+        crate::strict::Discard::AmbiguousFraming.count();
+    }
     let keep_alive = !ambiguous
         && framing != Framing::Close
         && !facts.close
@@ -267,12 +291,17 @@ pub fn parse_head(
 }
 
 /// The map of a response's end-to-end fields: hop-by-hop ones are left out while it is built,
-/// which costs a comparison per field instead of a hash and a removal each afterwards.
+/// which costs a comparison per field instead of a hash and a removal each afterwards. With a
+/// transfer coding, `Content-Length` is left out too (RFC 9112 §6.3 item 3: an intermediary
+/// MUST remove it before forwarding; the body is framed anew for the client).
 fn end_to_end_map(head: &Bytes, fields: &[Field], facts: &Facts) -> Option<HeaderMap> {
     let mut headers = HeaderMap::with_capacity(fields.len());
     for f in fields {
         let name = f.name(head);
-        if crate::forward::is_hop_by_hop(name) || facts.connection_lists(head, fields, name) {
+        if crate::forward::is_hop_by_hop(name)
+            || facts.connection_lists(head, fields, name)
+            || (facts.transfer_encoding && name.eq_ignore_ascii_case(b"content-length"))
+        {
             continue;
         }
         append_field(&mut headers, head, f)?;
@@ -388,6 +417,21 @@ impl Facts {
             None => (Framing::Close, false),
         })
     }
+}
+
+/// For a response hyper parsed: removes `Content-Length` beside `Transfer-Encoding` (RFC 9112
+/// §6.3 item 3) and tells whether the framing was ambiguous — both fields, or a transfer
+/// coding in an HTTP/1.0 response — so its connection must not be reused (counted).
+pub fn ambiguous_framing(version: Version, headers: &mut HeaderMap) -> bool {
+    if !headers.contains_key(header::TRANSFER_ENCODING) {
+        return false;
+    }
+    let both = headers.remove(header::CONTENT_LENGTH).is_some();
+    let ambiguous = both || version == Version::HTTP_10;
+    if ambiguous {
+        crate::strict::Discard::AmbiguousFraming.count();
+    }
+    ambiguous
 }
 
 /// A decimal `Content-Length`: digits only (no sign, no space), within `u64`.
@@ -579,6 +623,47 @@ fn chunk_size(line: &[u8]) -> Result<u64, H1Error> {
         n = n * 16 + u64::from(v);
     }
     Ok(n)
+}
+
+/// Fuzzing entry point (`fuzz/`): `data` is what a server sent, after one control byte (bit 0:
+/// the request was HEAD; the rest: the size of each read). Heads (interim ones included) are
+/// parsed and the body decoded as the pool does; nothing may panic.
+#[doc(hidden)]
+pub fn fuzz_response(data: &[u8]) {
+    let Some((&ctl, data)) = data.split_first() else {
+        return;
+    };
+    let head_request = ctl & 1 == 1;
+    let step = usize::from(ctl >> 1).max(1);
+    let mut input = data.chunks(step);
+    let mut buf = BytesMut::new();
+    let mut spans = Vec::new();
+    let mut interim = 0;
+    let head = loop {
+        match parse_head(&mut buf, &mut spans, head_request) {
+            Ok(Some(h)) if h.status.is_informational() && interim < MAX_INTERIM => interim += 1,
+            Ok(Some(h)) => break h,
+            Ok(None) => match input.next() {
+                Some(piece) => buf.extend_from_slice(piece),
+                None => return,
+            },
+            Err(_) => return,
+        }
+    };
+    let mut dec = Decoder::new(head.framing);
+    loop {
+        match dec.decode(&mut buf) {
+            Ok(Step::Data(_)) => {}
+            Ok(Step::More) => match input.next() {
+                Some(piece) => buf.extend_from_slice(piece),
+                None => {
+                    let _ = dec.eof();
+                    return;
+                }
+            },
+            Ok(Step::End) | Err(_) => return,
+        }
+    }
 }
 
 #[cfg(test)]

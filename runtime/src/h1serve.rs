@@ -287,6 +287,20 @@ where
         || status == StatusCode::NO_CONTENT
         || status == StatusCode::NOT_MODIFIED;
     let mut keep = true;
+    // Interim responses the server sent first go out first (RFC 9110 §15.2).
+    if let Some(interims) = parts.extensions.get::<crate::h1::Interims>() {
+        for i in &interims.0 {
+            out.extend_from_slice(b"HTTP/1.1 ");
+            out.extend_from_slice(i.status.as_str().as_bytes());
+            out.push(b' ');
+            out.extend_from_slice(i.status.canonical_reason().unwrap_or("").as_bytes());
+            out.extend_from_slice(b"\r\n");
+            for (name, value) in &i.headers {
+                put_field(out, name.as_str().as_bytes(), value.as_bytes());
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+    }
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(status.as_str().as_bytes());
     out.push(b' ');
@@ -440,6 +454,23 @@ where
         io.flush().await?;
     }
     Ok(keep)
+}
+
+/// Fuzzing entry point (`fuzz/`): `data` as the bytes of a client connection. Heads are taken
+/// off the buffer as the loop takes them (pipelined ones in turn) and each request the loop
+/// would answer goes through the proxy's request checks; nothing may panic.
+#[doc(hidden)]
+pub fn fuzz_request_heads(data: &[u8]) {
+    let mut buf = BytesMut::from(data);
+    let mut spans = Vec::new();
+    while !buf.is_empty() {
+        match take(&mut buf, &mut spans, 64 * 1024) {
+            Taken::Request(mut req, _) => {
+                let _ = crate::strict::check_request(&mut req);
+            }
+            Taken::Partial | Taken::Other | Taken::Refused(_) => return,
+        }
+    }
 }
 
 /// A connection whose first bytes were already read: they are read again first.

@@ -28,6 +28,7 @@ pub mod plan;
 pub mod pool;
 pub mod routing;
 pub mod server;
+pub mod strict;
 pub mod tls;
 pub mod transport;
 pub mod upstream;

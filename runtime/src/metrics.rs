@@ -232,6 +232,16 @@ impl Metrics {
             "Requests that waited (bridge hold) because no server of their service was available.",
             held.clone(),
         );
+        registry.register(
+            "bridge_requests_refused",
+            "Requests refused before routing (RFC 9112 rules: Host, transfer codings, lengths), by reason.",
+            crate::strict::REFUSED.clone(),
+        );
+        registry.register(
+            "bridge_upstream_connections_discarded",
+            "Connections to servers closed instead of reused because their framing was in doubt, by reason.",
+            crate::strict::DISCARDED.clone(),
+        );
         last_reload_success.set(1);
         Metrics {
             registry,

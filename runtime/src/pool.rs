@@ -216,12 +216,23 @@ impl<B> H1Pool<B> {
         None
     }
 
-    /// The most recently used idle raw connection (whether the server still has it open shows
-    /// when it is used: see [`H1Pool::send_raw`]).
+    /// The most recently used idle raw connection on which the server sent nothing while it
+    /// was idle: bytes there would be read as the next response (stray bytes of an earlier
+    /// one, or a response meant for nobody), and an EOF means the server closed it. Asking
+    /// costs nothing when tokio's readiness says there is nothing to read (the common case):
+    /// it answers without a system call. A close that reaches the socket after this check is
+    /// still caught: it yields no response byte and the request goes out on another
+    /// connection (see [`H1Pool::send_bodiless`]).
     fn checkout_raw(&self) -> Option<Raw> {
         let mut idle = self.lock();
         self.expire(&mut idle, Instant::now());
-        idle.raw.pop_back().map(|c| c.conn)
+        while let Some(c) = idle.raw.pop_back() {
+            if !raw_is_closed(&c.conn) {
+                return Some(c.conn);
+            }
+            crate::strict::Discard::IdleActivity.count();
+        }
+        None
     }
 
     /// Makes room for one more idle connection.
@@ -252,7 +263,13 @@ impl<B> H1Pool<B> {
     }
 
     fn give_back_raw(&self, conn: Raw) {
-        if self.max_idle == 0 || !conn.buf.is_empty() {
+        if !conn.buf.is_empty() {
+            // Bytes past the end of the response its framing delimits: they would be read as
+            // the next response, so the connection goes (RFC 9112 §9.3, §6.3).
+            crate::strict::Discard::ExtraBytes.count();
+            return;
+        }
+        if self.max_idle == 0 {
             return;
         }
         let mut idle = self.lock();
@@ -358,9 +375,14 @@ where
                 return Err(e.into());
             }
             match tx.try_send_request(req).await {
-                Ok(resp) => {
+                Ok(mut resp) => {
                     let upgrading = resp.status() == http::StatusCode::SWITCHING_PROTOCOLS;
-                    let back = (!upgrading).then(|| Return {
+                    // hyper frames such a response by its transfer coding and would reuse the
+                    // connection; RFC 9112 §6.3 says the framing is in doubt: not reused, and
+                    // the length is not passed on.
+                    let ambiguous =
+                        crate::h1::ambiguous_framing(resp.version(), resp.headers_mut());
+                    let back = (!upgrading && !ambiguous).then(|| Return {
                         tx,
                         pool: Arc::downgrade(self),
                     });
@@ -402,8 +424,15 @@ where
             };
             conn.out.clear();
             h1::encode_request(&mut conn.out, &req);
-            match exchange(&mut conn, head_request).await {
-                Ok(head) => return Ok(self.response(conn, head)),
+            let mut interims = Vec::new();
+            match exchange(&mut conn, head_request, &mut interims).await {
+                Ok(head) => {
+                    let mut resp = self.response(conn, head);
+                    if !interims.is_empty() {
+                        resp.extensions_mut().insert(h1::Interims(interims));
+                    }
+                    return Ok(resp);
+                }
                 // A keep-alive connection the server closed while it was idle: use another.
                 Err(e) if reused && e.nothing_received() => {}
                 Err(e) => return Err(e.into()),
@@ -463,8 +492,13 @@ where
     }
 }
 
-/// Writes the request head (`conn.out`) and reads the response head (skipping interim 1xx responses).
-async fn exchange(conn: &mut Raw, head_request: bool) -> Result<h1::Head, H1Error> {
+/// Writes the request head (`conn.out`) and reads the response head; interim 1xx responses
+/// before it are collected in `interims` (at most [`h1::MAX_INTERIM`]).
+async fn exchange(
+    conn: &mut Raw,
+    head_request: bool,
+    interims: &mut Vec<h1::Interim>,
+) -> Result<h1::Head, H1Error> {
     conn.io.write_all(&conn.out).await.map_err(H1Error::Early)?;
     let mut received = false;
     loop {
@@ -477,6 +511,13 @@ async fn exchange(conn: &mut Raw, head_request: bool) -> Result<h1::Head, H1Erro
                     ));
                 }
                 if head.status.is_informational() {
+                    if interims.len() == h1::MAX_INTERIM {
+                        return Err(H1Error::Invalid("more than 16 interim responses"));
+                    }
+                    interims.push(h1::Interim {
+                        status: head.status,
+                        headers: head.headers,
+                    });
                     continue;
                 }
                 return Ok(head);

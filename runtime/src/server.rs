@@ -123,6 +123,17 @@ pub struct Runtime {
     observer: Option<Arc<crate::observe::Observer>>,
 }
 
+/// What [`Runtime::arrive`] decided about a request before routing.
+#[derive(Debug)]
+struct Arrival {
+    /// The request's host (absolute-form authority, else `Host`), as a shared header value.
+    host: Option<HeaderValue>,
+    /// The request asks to switch protocols (its `Upgrade`/`Connection: upgrade` kept).
+    upgrade: bool,
+    /// The forwarding fields the proxy adds.
+    forwarded: forward::Forwarded,
+}
+
 /// The client end of a connection, with its address formatted once for `X-Forwarded-For`.
 #[derive(Debug, Clone)]
 pub struct Peer {
@@ -418,11 +429,53 @@ impl Runtime {
         ep: Arc<str>,
         peer: Peer,
         tls: bool,
-        req: Request<RequestBody>,
+        mut req: Request<RequestBody>,
     ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
+        if let Err(refused) = crate::strict::check_request(&mut req) {
+            return Box::pin(std::future::ready(refused.response()));
+        }
+        let arrival = self.arrive(&ep, &peer, tls, &mut req);
         match self.observer.clone() {
-            None => Box::pin(self.respond(ep, peer, tls, req)),
-            Some(observer) => Box::pin(self.observed(observer, ep, peer, tls, req)),
+            None => Box::pin(self.respond(ep, peer, tls, req, arrival)),
+            Some(observer) => Box::pin(self.observed(observer, ep, peer, tls, req, arrival)),
+        }
+    }
+
+    /// What happens to every request before routing, in Traefik's order (its entry point
+    /// handler): hop-by-hop fields and the ones `Connection` names leave, then the entry
+    /// point's `forwardedHeaders` step removes forged forwarding fields and decides the
+    /// proxy's. So rules, middlewares (ipAllowList), the access log and the server all see the
+    /// same, sanitised values.
+    fn arrive(&self, ep: &str, peer: &Peer, tls: bool, req: &mut Request<RequestBody>) -> Arrival {
+        // The host as a header value: a reference-counted copy of the request's, so it outlives
+        // the changes middlewares make to the request without being copied.
+        let host: Option<HeaderValue> = match req.uri().authority() {
+            Some(a) => HeaderValue::from_str(a.as_str()).ok(),
+            None => req
+                .headers()
+                .get(header::HOST)
+                .filter(|h| h.to_str().is_ok())
+                .cloned(),
+        };
+        let upgrade = forward::is_upgrade(req.headers());
+        let headers = req.headers_mut();
+        forward::strip_hop_by_hop(headers, upgrade);
+        let forwarded = forward::forwarded(
+            headers,
+            &IncomingInfo {
+                peer: peer.addr.ip(),
+                peer_value: &peer.ip_value,
+                tls,
+                host: host.as_ref(),
+                entrypoint_port: self.plan.entrypoints.get(ep).map_or(0, |e| e.port),
+                server_name: &self.server_name_value,
+            },
+            self.trust.get(ep).unwrap_or(&forward::Trust::NONE),
+        );
+        Arrival {
+            host,
+            upgrade,
+            forwarded,
         }
     }
 
@@ -433,6 +486,7 @@ impl Runtime {
         peer: Peer,
         tls: bool,
         req: Request<RequestBody>,
+        arrival: Arrival,
     ) -> Response<Body> {
         let header = |h: header::HeaderName| {
             req.headers()
@@ -466,6 +520,7 @@ impl Runtime {
                 // Go keeps `Host` out of the header map, so Traefik never logs it as a header.
                 req.headers()
                     .iter()
+                    .chain(arrival.forwarded.visible().iter().map(|(k, v)| (k, v)))
                     .filter(|(k, _)| *k != header::HOST)
                     .filter_map(|(k, v)| {
                         v.to_str()
@@ -481,7 +536,8 @@ impl Runtime {
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap_or_default(),
         };
-        let (resp, served) = crate::observe::scoped(self.respond(ep, peer, tls, req)).await;
+        let (resp, served) =
+            crate::observe::scoped(self.respond(ep, peer, tls, req, arrival)).await;
         let status = resp.status().as_u16();
         resp.map(|b| crate::observe::Observed::new(b, observer, facts, served, status).boxed())
     }
@@ -492,21 +548,13 @@ impl Runtime {
         peer: Peer,
         tls: bool,
         mut req: Request<RequestBody>,
+        mut arrival: Arrival,
     ) -> Response<Body> {
         let Some(entry) = self.plan.entrypoints.get(&*ep) else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
         };
         let scheme = if tls { "https" } else { "http" };
-        // The host as a header value: a reference-counted copy of the request's, so it outlives
-        // the changes middlewares make to the request without being copied.
-        let host_value: Option<HeaderValue> = match req.uri().authority() {
-            Some(a) => HeaderValue::from_str(a.as_str()).ok(),
-            None => req
-                .headers()
-                .get(header::HOST)
-                .filter(|h| h.to_str().is_ok())
-                .cloned(),
-        };
+        let host_value = arrival.host.take();
         let host_owned: Option<&str> = host_value.as_ref().and_then(|h| h.to_str().ok());
         if let Some(redirect) = &entry.redirect {
             return redirect_response(redirect, host_owned, req.method(), req.uri());
@@ -541,6 +589,7 @@ impl Runtime {
             let header_refs: Vec<(&str, &str)> = if table.is_some_and(RouteTable::uses_headers) {
                 req.headers()
                     .iter()
+                    .chain(arrival.forwarded.visible().iter().map(|(k, v)| (k, v)))
                     .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
                     .collect()
             } else {
@@ -715,12 +764,14 @@ impl Runtime {
                         cors_after.push((c.clone(), crate::cors::origin(req.headers()).to_owned()));
                     }
                     for (k, v) in &h.custom_request_headers {
+                        let Ok(name) = http::HeaderName::from_bytes(k.as_bytes()) else {
+                            continue;
+                        };
+                        // The middleware's value (or removal) wins over the proxy's own.
+                        arrival.forwarded.forget(&name);
                         if v.is_empty() {
-                            req.headers_mut().remove(k.as_str());
-                        } else if let (Ok(name), Ok(val)) = (
-                            http::HeaderName::from_bytes(k.as_bytes()),
-                            HeaderValue::from_str(v),
-                        ) {
+                            req.headers_mut().remove(name);
+                        } else if let Ok(val) = HeaderValue::from_str(v) {
                             req.headers_mut().insert(name, val);
                         }
                     }
@@ -779,8 +830,8 @@ impl Runtime {
                 &router.service,
                 req,
                 &peer,
-                (&ep, entry, tls),
-                host_value.as_ref(),
+                entry,
+                (host_value.as_ref(), arrival),
                 &path_and_query,
                 retry,
             )
@@ -814,8 +865,8 @@ impl Runtime {
         service: &str,
         mut req: Request<RequestBody>,
         peer: &Peer,
-        (ep, entry, tls): (&str, &bridge_plan::EntryPoint, bool),
-        host_value: Option<&HeaderValue>,
+        entry: &bridge_plan::EntryPoint,
+        (host_value, arrival): (Option<&HeaderValue>, Arrival),
         path_and_query: &str,
         (max_attempts, mut backoff): (u32, Duration),
     ) -> Response<Body> {
@@ -840,26 +891,13 @@ impl Runtime {
         let Some(target) = self.targets.get(server.url()) else {
             return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
         };
-        let upgrade = forward::is_upgrade(req.headers());
+        let upgrade = arrival.upgrade;
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
         let may_retry = !upgrade && retryable(req.method(), req.headers());
-        let no_trust = forward::Trust::default();
-        let trust = self.trust.get(ep).unwrap_or(&no_trust);
         let mut forwarding = {
-            let headers = req.headers_mut();
-            forward::strip_hop_by_hop(headers, upgrade);
-            Some(forward::forwarded(
-                headers,
-                &IncomingInfo {
-                    peer: peer.addr.ip(),
-                    peer_value: &peer.ip_value,
-                    tls,
-                    host: host_value,
-                    entrypoint_port: entry.port,
-                    server_name: &self.server_name_value,
-                },
-                trust,
-            ))
+            let mut f = arrival.forwarded;
+            f.append_for(req.headers_mut(), &peer.ip_value);
+            Some(f)
         };
         let (mut parts, body) = req.into_parts();
         let host = host_value.and_then(|h| h.to_str().ok());
@@ -1169,6 +1207,16 @@ impl Runtime {
                     self.upstreams
                         .report_failure(&server, FailureKind::Status5xx);
                 }
+                if resp.status() == StatusCode::SWITCHING_PROTOCOLS && client_upgrade.is_none() {
+                    // A switch nobody asked for: tunnelling it would hand the client's
+                    // connection to whatever the server speaks next.
+                    tracing::warn!(
+                        "{} → {}: 101 Switching Protocols without an upgrade request",
+                        service,
+                        server.url()
+                    );
+                    return text(StatusCode::BAD_GATEWAY, "Bad Gateway\n");
+                }
                 if resp.status() == StatusCode::SWITCHING_PROTOCOLS
                     && let Some(client_upgrade) = client_upgrade
                 {
@@ -1180,6 +1228,11 @@ impl Runtime {
                         }
                     });
                 } else if !resp.body().hop_by_hop_removed() {
+                    // The body is framed anew for the client: a length beside a transfer
+                    // coding must not reach it (RFC 9112 §6.3 item 3).
+                    if resp.headers().contains_key(header::TRANSFER_ENCODING) {
+                        resp.headers_mut().remove(header::CONTENT_LENGTH);
+                    }
                     forward::strip_hop_by_hop(resp.headers_mut(), false);
                 }
                 resp.map(|b| match write_deadline {
