@@ -31,6 +31,16 @@ pub async fn serve(
     // No request reaches a server before it answered a probe; wait for the first round (bounded).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), checker.0.wait_ready()).await;
     let current = Arc::new(arc_swap::ArcSwap::new(runtime));
+    match crate::listener::raise_nofile() {
+        Some(n) => tracing::info!(
+            "file descriptor limit {n}, listen backlog {}",
+            crate::listener::effective_backlog()
+        ),
+        None => tracing::info!(
+            "file descriptor limit unlimited, listen backlog {}",
+            crate::listener::effective_backlog()
+        ),
+    }
     let mut tasks = tokio::task::JoinSet::new();
     for (name, ep) in &plan.entrypoints {
         let listener = if let Some(activated) = crate::notify::activated_listener(name) {
@@ -38,13 +48,11 @@ pub async fn serve(
             tokio::net::TcpListener::from_std(activated)?
         } else {
             let addr = listen_addr(name, &ep.address, &binds)?;
-            tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|source| crate::server::ServeError::Bind {
-                    name: name.clone(),
-                    addr,
-                    source,
-                })?
+            crate::listener::bind(addr).map_err(|source| crate::server::ServeError::Bind {
+                name: name.clone(),
+                addr,
+                source,
+            })?
         };
         tracing::info!("entry point {name} listening on {}", listener.local_addr()?);
         tasks.spawn(serve_entrypoint(

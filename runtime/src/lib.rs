@@ -19,6 +19,7 @@ pub mod h1;
 pub mod h1serve;
 pub mod health;
 pub mod healthcheck;
+pub mod listener;
 pub mod logging;
 pub mod metrics;
 pub mod mirror;

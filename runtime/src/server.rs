@@ -1723,10 +1723,33 @@ pub async fn serve_entrypoint(
         header_read,
         max_header: max_header.max(8192),
     };
+    // Set while accepting is paused for lack of descriptors: logged once per episode.
+    let mut starved = false;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, peer)) = accepted else { continue };
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) if crate::listener::exhausted(&e) => {
+                        if !starved {
+                            tracing::warn!(
+                                "entry point {ep}: cannot accept connections ({e}); pausing \
+                                 accepts while serving the open ones"
+                            );
+                            starved = true;
+                        }
+                        tokio::select! {
+                            () = tokio::time::sleep(crate::listener::EXHAUSTED_PAUSE) => {}
+                            _ = shutdown.changed() => break,
+                        }
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
+                if starved {
+                    tracing::info!("entry point {ep}: accepting connections again");
+                    starved = false;
+                }
                 let _ = stream.set_nodelay(true);
                 // The TLS configuration current at accept time: a reload with a rotated
                 // certificate applies to new connections, established ones keep theirs.
