@@ -432,6 +432,7 @@ fn record(
         ServerState::Down
     };
     let change = upstreams.set_state_at(node, server.index, to, &result.describe());
+    upstreams.probe_recorded(node);
     if !std::mem::replace(&mut server.probed, true) {
         unprobed.send_modify(|n| *n = n.saturating_sub(1));
     }

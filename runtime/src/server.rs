@@ -1003,7 +1003,16 @@ impl Runtime {
                     let next = match self.upstreams.service_id(service) {
                         Some(id) => {
                             let mut again = crate::upstream::Via::default();
-                            self.upstreams.pick_holding(id, &mut again).await
+                            match self.upstreams.pick_holding(id, &mut again).await {
+                                // The server just died and none is left: the re-probe round
+                                // that failure triggered may find the standby promoted.
+                                Pick::NoAvailableServer if kind.marks_down() => {
+                                    self.upstreams
+                                        .pick_after_failure(id, &mut again, &server)
+                                        .await
+                                }
+                                other => other,
+                            }
                         }
                         None => Pick::UnknownService,
                     };

@@ -296,6 +296,10 @@ pub(crate) struct Lb {
     wrr: Mutex<SmoothWrr>,
     /// Woken by [`Upstreams::report_failure`]: the health checker probes every server at once.
     pub(crate) reprobe: Notify,
+    /// Probe results recorded so far, and a wake-up for each ([`Upstreams::probe_recorded`]):
+    /// a request waiting for the re-probe round a failure triggered knows when it is over.
+    probes: std::sync::atomic::AtomicU64,
+    probed: Notify,
 }
 
 /// One server of a load balancer.
@@ -425,6 +429,8 @@ impl Upstreams {
                         health_check: lb.health_check.clone(),
                         wrr: Mutex::default(),
                         reprobe: Notify::new(),
+                        probes: std::sync::atomic::AtomicU64::new(0),
+                        probed: Notify::new(),
                     }))
                 }
                 ServiceKind::Weighted(w) => NodeKind::Weighted {
@@ -628,6 +634,70 @@ impl Upstreams {
                 }
                 Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => {}
             }
+        }
+    }
+
+    /// After a request to `failed` could not connect ([`Upstreams::report_failure`] marked it
+    /// down and asked for a re-probe of its load balancer): [`Upstreams::pick_via`], but while
+    /// no server is available it waits for that re-probe round — every server of the load
+    /// balancer probed once more, bounded by the probe timeout — so a standby promoted at the
+    /// moment the active node crashed gets the request instead of a 502. Without a health check
+    /// nothing is re-probed and nothing waits.
+    pub async fn pick_after_failure(
+        &self,
+        id: ServiceId,
+        via: &mut Via,
+        failed: &ServerRef,
+    ) -> Pick {
+        let first = self.pick_via(id, via);
+        if first != Pick::NoAvailableServer {
+            return first;
+        }
+        let Some((lb, _)) = self.resolve(failed) else {
+            return first;
+        };
+        let Some(check) = &lb.health_check else {
+            return first;
+        };
+        let bound = std::time::Duration::from_millis(check.timeout_ms.max(1));
+        // Boxed: the waiting state would otherwise make every request's future larger.
+        Box::pin(self.wait_for_round(id, via, lb, bound)).await
+    }
+
+    async fn wait_for_round(
+        &self,
+        id: ServiceId,
+        via: &mut Via,
+        lb: &Lb,
+        bound: std::time::Duration,
+    ) -> Pick {
+        let deadline = Instant::now() + bound;
+        let round_over = lb.probes.load(Ordering::Acquire) + lb.servers.len() as u64;
+        let mut events = self.subscribe();
+        loop {
+            // Registered before looking, so a probe recorded in between is not missed.
+            let probed = lb.probed.notified();
+            tokio::pin!(probed);
+            probed.as_mut().enable();
+            let pick = self.pick_via(id, via);
+            if pick != Pick::NoAvailableServer || lb.probes.load(Ordering::Acquire) >= round_over {
+                return pick;
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => return self.pick_via(id, via),
+                () = &mut probed => {}
+                ev = events.recv() => if let Err(broadcast::error::RecvError::Closed) = ev {
+                    return self.pick_via(id, via);
+                },
+            }
+        }
+    }
+
+    /// A probe result of load balancer `node` was recorded (called by [`crate::health`]).
+    pub(crate) fn probe_recorded(&self, node: usize) {
+        if let Some(lb) = self.lb(node) {
+            lb.probes.fetch_add(1, Ordering::AcqRel);
+            lb.probed.notify_waiters();
         }
     }
 
@@ -966,6 +1036,56 @@ pub(crate) mod tests {
             Pick::NoAvailableServer
         );
         assert_eq!(started.elapsed(), Duration::from_secs(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn after_a_crash_a_request_waits_for_the_reprobe_round_only() {
+        let up = Upstreams::from_plan(&plan(vec![(
+            "svc",
+            lb(&[("http://a:1", 1), ("http://b:1", 1)], Some(seed_check())),
+        )]))
+        .unwrap();
+        let id = up.service_id("svc").unwrap();
+        let node = up.server_ref("svc", "http://a:1").unwrap().node;
+        set(&up, "svc", "http://a:1", ServerState::Up);
+        set(&up, "svc", "http://b:1", ServerState::Down);
+        let a = up.server_ref("svc", "http://a:1").unwrap();
+        up.report_failure(&a, FailureKind::ConnectRefused);
+        // The standby answers the re-probe 120 ms later: the request gets it, not a 502.
+        let started = Instant::now();
+        let waiter = {
+            let (up, a) = (up.clone(), a.clone());
+            tokio::spawn(async move { up.pick_after_failure(id, &mut Via::default(), &a).await })
+        };
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        assert!(!waiter.is_finished());
+        set(&up, "svc", "http://b:1", ServerState::Up);
+        up.probe_recorded(node);
+        assert_eq!(picked_url(waiter.await.unwrap()), "http://b:1");
+        assert_eq!(started.elapsed(), Duration::from_millis(120));
+
+        // The round ends with nothing up: the answer comes when the last probe is in, not at the
+        // probe timeout.
+        set(&up, "svc", "http://b:1", ServerState::Down);
+        let started = Instant::now();
+        let waiter = {
+            let (up, a) = (up.clone(), a.clone());
+            tokio::spawn(async move { up.pick_after_failure(id, &mut Via::default(), &a).await })
+        };
+        for _ in 0..2 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            up.probe_recorded(node);
+        }
+        assert_eq!(waiter.await.unwrap(), Pick::NoAvailableServer);
+        assert_eq!(started.elapsed(), Duration::from_millis(100));
+
+        // No probe answers: bounded by the probe timeout (3 s).
+        let started = Instant::now();
+        assert_eq!(
+            up.pick_after_failure(id, &mut Via::default(), &a).await,
+            Pick::NoAvailableServer
+        );
+        assert_eq!(started.elapsed(), Duration::from_secs(3));
     }
 
     #[tokio::test(start_paused = true)]
