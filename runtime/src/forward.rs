@@ -572,6 +572,70 @@ mod tests {
     }
 
     #[test]
+    fn underscore_spellings_are_forged_fields_too() {
+        let mut h = HeaderMap::new();
+        h.insert("x_forwarded_proto", HeaderValue::from_static("https"));
+        h.insert("x_real_ip", HeaderValue::from_static("6.6.6.6"));
+        h.insert("x-forwarded-scheme", HeaderValue::from_static("https"));
+        h.insert("x_kept", HeaderValue::from_static("1"));
+        let f = forwarded(
+            &mut h,
+            &inc("192.0.2.7", false, Some("a")),
+            &cfg(false, &[]),
+        );
+        let left: Vec<&str> = h.keys().map(HeaderName::as_str).collect();
+        assert_eq!(left, ["x_kept"]);
+        assert_eq!(f.get(&X_FORWARDED_PROTO).unwrap(), "http");
+        // A trusted peer's are left alone.
+        let mut h = HeaderMap::new();
+        h.insert("x_forwarded_proto", HeaderValue::from_static("https"));
+        forwarded(&mut h, &inc("10.0.0.1", false, Some("a")), &cfg(true, &[]));
+        assert!(h.contains_key("x_forwarded_proto"));
+    }
+
+    #[test]
+    fn connection_cannot_remove_a_trusted_peers_forwarding_fields() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("X-Forwarded-For, x-real-ip, X-Other"),
+        );
+        h.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9"));
+        h.insert("x-real-ip", HeaderValue::from_static("203.0.113.9"));
+        h.insert("x-other", HeaderValue::from_static("1"));
+        strip_hop_by_hop(&mut h, false);
+        assert!(h.contains_key("x-forwarded-for") && h.contains_key("x-real-ip"));
+        assert!(!h.contains_key("x-other"));
+    }
+
+    #[test]
+    fn a_middleware_value_replaces_the_proxys_and_for_is_appended_last() {
+        let mut h = HeaderMap::new();
+        let i = inc("192.0.2.7", false, Some("a"));
+        let mut f = forwarded(&mut h, &i, &cfg(false, &[]));
+        let visible: Vec<&str> = f.visible().iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            visible,
+            [
+                "x-forwarded-proto",
+                "x-forwarded-host",
+                "x-forwarded-port",
+                "x-forwarded-server",
+                "x-real-ip"
+            ]
+        );
+        f.forget(&X_FORWARDED_PROTO);
+        h.insert(X_FORWARDED_PROTO, HeaderValue::from_static("https"));
+        f.forget(&X_FORWARDED_FOR); // not the proxy's before forwarding: nothing to forget
+        h.insert(X_FORWARDED_FOR, HeaderValue::from_static("198.51.100.1"));
+        f.append_for(&mut h, i.peer_value);
+        f.apply(&mut h);
+        assert_eq!(h["x-forwarded-proto"], "https");
+        assert_eq!(h["x-forwarded-for"], "198.51.100.1, 192.0.2.7");
+        assert_eq!(h.get_all("x-forwarded-proto").iter().count(), 1);
+    }
+
+    #[test]
     fn fields_named_in_every_connection_line_are_removed() {
         let mut h = HeaderMap::new();
         h.append(header::CONNECTION, HeaderValue::from_static("close, X-A"));

@@ -764,6 +764,12 @@ mod tests {
         Chunked,
         /// Bytes that are not HTTP.
         Garbage,
+        /// `ok` with a second, unasked-for response right behind it in the same write.
+        Extra,
+        /// `ok`, then 30 ms later an unasked-for response on the idle connection.
+        LateStray,
+        /// A 1xx flood: 17 interim responses, then `ok`.
+        Interims(usize),
     }
 
     /// A server on 127.0.0.1:0 counting the connections it accepted.
@@ -809,6 +815,12 @@ mod tests {
                                     b"7\r\n, world\r\n0\r\n\r\n".to_vec()
                                 }
                                 Answer::Garbage => b"SSH-2.0-nope\r\n\r\n".to_vec(),
+                                Answer::Extra => b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\npoison".to_vec(),
+                                Answer::Interims(n) => {
+                                    let mut r = b"HTTP/1.1 103 Early Hints\r\nlink: </a.css>\r\n\r\n".repeat(n);
+                                    r.extend_from_slice(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+                                    r
+                                }
                                 _ if is_head => {
                                     b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n".to_vec()
                                 }
@@ -822,10 +834,20 @@ mod tests {
                                 Answer::Stall => {
                                     std::future::pending::<()>().await;
                                 }
+                                Answer::LateStray => {
+                                    tokio::time::sleep(Duration::from_millis(30)).await;
+                                    let _ = s
+                                        .write_all(
+                                            b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\npoison",
+                                        )
+                                        .await;
+                                }
                                 Answer::KeepAlive
                                 | Answer::Big
                                 | Answer::Chunked
-                                | Answer::Garbage => {}
+                                | Answer::Garbage
+                                | Answer::Extra
+                                | Answer::Interims(_) => {}
                             }
                         }
                     }
@@ -992,6 +1014,37 @@ mod tests {
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
         assert_eq!(pool.idle_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn bytes_beyond_the_response_are_never_read_as_the_next_response() {
+        for answer in [Answer::Extra, Answer::LateStray] {
+            let (addr, accepted) = server(answer).await;
+            let pool = H1Pool::<Req>::new(addr, None, 10, None);
+            for round in 1..=3 {
+                assert_eq!(read_to_end(pool.send(get()).await.unwrap()).await, "ok");
+                // The late stray bytes arrive while the connection idles in the pool.
+                tokio::time::sleep(Duration::from_millis(80)).await;
+                assert_eq!(accepted.load(Ordering::SeqCst), round);
+            }
+            assert_eq!(pool.idle_count(), 0);
+        }
+    }
+
+    #[tokio::test]
+    async fn interim_responses_are_kept_for_the_client_and_a_flood_is_refused() {
+        let (addr, _) = server(Answer::Interims(2)).await;
+        let pool = H1Pool::<Req>::new(addr, None, 10, None);
+        let resp = pool.send(get()).await.unwrap();
+        let interims = resp.extensions().get::<h1::Interims>().unwrap();
+        assert_eq!(interims.0.len(), 2);
+        assert_eq!(interims.0[0].status, 103);
+        assert_eq!(interims.0[0].headers["link"], "</a.css>");
+        assert_eq!(read_to_end(resp).await, "ok");
+        let (addr, _) = server(Answer::Interims(h1::MAX_INTERIM + 1)).await;
+        let pool = H1Pool::<Req>::new(addr, None, 10, None);
+        let err = pool.send(get()).await.unwrap_err();
+        assert!(matches!(err, PoolError::H1(H1Error::Invalid(_))), "{err}");
     }
 
     #[tokio::test]
