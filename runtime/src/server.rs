@@ -1678,7 +1678,9 @@ impl Conn {
             async move { Ok::<_, Infallible>(fut.await) }
         });
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
-        let _ = watcher.watch(conn.into_owned()).await;
+        if let Err(e) = watcher.watch(conn.into_owned()).await {
+            crate::strict::count_connection_error(&*e);
+        }
     }
 }
 

@@ -125,6 +125,23 @@ impl Refusal {
     }
 }
 
+/// Counts a request hyper's parser refused (it answered 400 or 431 itself and closed the
+/// connection): reason `malformed` or `head_too_large`, logged at debug with hyper's words.
+pub fn count_connection_error(e: &(dyn std::error::Error + 'static)) {
+    let Some(h) = e.downcast_ref::<hyper::Error>() else {
+        return;
+    };
+    let reason = if h.is_parse_too_large() {
+        "head_too_large"
+    } else if h.is_parse() {
+        "malformed"
+    } else {
+        return;
+    };
+    REFUSED.get_or_create(&Reason { reason }).inc();
+    tracing::debug!("request refused: {reason} ({h})");
+}
+
 /// Checks an HTTP/1.x request before routing and normalises what RFC 9110 lets a recipient
 /// repair: identical `Content-Length` values become one field, and `Upgrade: h2c` is dropped
 /// (the proxy never switches a connection to h2c for a server, the precondition of h2c
