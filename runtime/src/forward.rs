@@ -234,62 +234,128 @@ pub fn peer_value(peer: IpAddr) -> HeaderValue {
         .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
-/// The forwarding fields the proxy adds to a request: none of them is in its map, so they can
-/// be written after its fields as they are (the proxy's own codec does that, saving a hash and
-/// an insert each) or put into the map with [`Forwarded::apply`]. Made by [`forwarded`] when the
-/// request arrives, before routing (Traefik's entry point middleware), so rules, middlewares
-/// and the access log see them too ([`Forwarded::visible`]); `X-Forwarded-For` gets the peer
-/// appended only when the request is forwarded ([`Forwarded::append_for`]), as in Traefik,
-/// where the reverse proxy appends it.
-#[derive(Debug, Clone)]
-pub struct Forwarded {
-    /// Slot 0 is `X-Forwarded-For`, set by [`Forwarded::append_for`].
-    fields: [(HeaderName, HeaderValue); 6],
-    len: usize,
-    for_set: bool,
+/// Where the values of the proxy's forwarding fields come from: the request's host and the
+/// peer (per connection) and this proxy's name (per plan) are shared values already, so a
+/// [`Forwarded`] only records which fields to write and never copies them.
+#[derive(Debug, Clone, Copy)]
+pub struct Sources<'a> {
+    /// The request's host (authority or `Host`), for `X-Forwarded-Host`.
+    pub host: Option<&'a HeaderValue>,
+    /// The peer's address, for `X-Real-Ip`.
+    pub peer: &'a HeaderValue,
+    /// This proxy's host name, for `X-Forwarded-Server`.
+    pub server_name: &'a HeaderValue,
 }
 
+/// The forwarding fields the proxy adds to a request, decided by [`forwarded`] when the request
+/// arrives, before routing (Traefik's entry point step), so rules, middlewares and the access
+/// log see them too ([`Forwarded::visible`]). None of them is in the request's map: they are
+/// written after its fields (the proxy's own codec: no hash and insert each) or put into the
+/// map with [`Forwarded::apply`]. `X-Forwarded-For` gets the peer appended only when the
+/// request is forwarded ([`Forwarded::append_for`]), as in Traefik, where the reverse proxy
+/// appends it. Small on purpose (it travels with every request's future): flags and a port,
+/// the values come from [`Sources`] when written.
+#[derive(Debug, Clone)]
+pub struct Forwarded {
+    /// Bits of [`SLOT_NAMES`] the proxy sets (`X-Forwarded-For` only once appended).
+    set: u8,
+    /// Index into [`PROTOS`].
+    proto: u8,
+    port: u16,
+    for_value: Option<HeaderValue>,
+}
+
+/// The fields in the order Traefik's forwarder sets them; a [`Forwarded`] bit per slot.
+static SLOT_NAMES: [HeaderName; 6] = [
+    X_FORWARDED_FOR,
+    X_FORWARDED_PROTO,
+    X_FORWARDED_HOST,
+    X_FORWARDED_PORT,
+    X_FORWARDED_SERVER,
+    X_REAL_IP,
+];
+const FOR: u8 = 1;
+const PROTO: u8 = 2;
+const HOST: u8 = 4;
+const PORT: u8 = 8;
+const SERVER: u8 = 16;
+const REAL_IP: u8 = 32;
+/// `X-Forwarded-Proto` values.
+const PROTOS: [&str; 4] = ["http", "https", "ws", "wss"];
+
 impl Forwarded {
-    fn new() -> Self {
-        let empty = || (X_FORWARDED_FOR, HeaderValue::from_static(""));
-        Forwarded {
-            fields: [empty(), empty(), empty(), empty(), empty(), empty()],
-            len: 1,
-            for_set: false,
+    /// The fields as `(name, value)` bytes, in order, values from `src` (`visible`: without
+    /// `X-Forwarded-For`, as before forwarding). The port is written on `digits`: no string.
+    fn each<'s>(
+        &'s self,
+        src: &Sources<'s>,
+        visible: bool,
+        digits: &'s mut [u8; 5],
+        mut f: impl FnMut(&'static HeaderName, &'s [u8]),
+    ) {
+        let port = port_digits(self.port, digits);
+        for (bit, name) in SLOT_NAMES.iter().enumerate() {
+            let bit = 1u8 << bit;
+            if self.set & bit == 0 || (visible && bit == FOR) {
+                continue;
+            }
+            let value: &[u8] = match bit {
+                FOR => self
+                    .for_value
+                    .as_ref()
+                    .map_or(&[][..], HeaderValue::as_bytes),
+                PROTO => PROTOS[usize::from(self.proto)].as_bytes(),
+                HOST => src.host.map_or(&[][..], HeaderValue::as_bytes),
+                PORT => port,
+                SERVER => src.server_name.as_bytes(),
+                _ => src.peer.as_bytes(),
+            };
+            f(name, value);
         }
     }
 
-    fn push(&mut self, name: HeaderName, value: HeaderValue) {
-        if let Some(slot) = self.fields.get_mut(self.len) {
-            *slot = (name, value);
-            self.len += 1;
-        }
+    /// Writes the fields as header lines (the proxy's own codec).
+    pub fn write(&self, src: &Sources<'_>, out: &mut Vec<u8>) {
+        let mut digits = [0u8; 5];
+        self.each(src, false, &mut digits, |name, value| {
+            crate::h1::put_field(out, name.as_str().as_bytes(), value);
+        });
     }
 
-    /// The fields to send, in the order Traefik's forwarder sets them.
-    pub fn fields(&self) -> &[(HeaderName, HeaderValue)] {
-        &self.fields[usize::from(!self.for_set)..self.len]
+    /// The fields as routing, middlewares and the access log see them (text values only):
+    /// before forwarding, `X-Forwarded-For` is only what a trusted peer sent (in the map).
+    pub fn visible(&self, src: &Sources<'_>) -> Vec<(&'static str, String)> {
+        let mut out = Vec::with_capacity(5);
+        let mut digits = [0u8; 5];
+        self.each(src, true, &mut digits, |name, value| {
+            if let Ok(v) = std::str::from_utf8(value) {
+                out.push((name.as_str(), v.to_owned()));
+            }
+        });
+        out
     }
 
-    /// The fields as routing, middlewares and the access log see them: before forwarding,
-    /// `X-Forwarded-For` is only what a trusted peer sent (it is in the map).
-    pub fn visible(&self) -> &[(HeaderName, HeaderValue)] {
-        &self.fields[1..self.len]
-    }
-
-    /// The value the proxy sets for `name`, if it sets one.
-    pub fn get(&self, name: &HeaderName) -> Option<&HeaderValue> {
-        self.visible()
-            .iter()
-            .find_map(|(n, v)| (n == name).then_some(v))
+    /// Calls `f` with each visible field as text, without copying values (routing).
+    pub fn visible_each<'s>(
+        &'s self,
+        src: &Sources<'s>,
+        digits: &'s mut [u8; 5],
+        mut f: impl FnMut(&'static str, &'s str),
+    ) {
+        self.each(src, true, digits, |name, value| {
+            if let Ok(v) = std::str::from_utf8(value) {
+                f(name.as_str(), v);
+            }
+        });
     }
 
     /// Drops the proxy's value for `name`: a middleware set or removed that field, and the
     /// middleware's choice wins, as when Traefik's headers middleware overwrites it.
     pub fn forget(&mut self, name: &HeaderName) {
-        if let Some(i) = (1..self.len).find(|&i| self.fields[i].0 == *name) {
-            self.fields[i..self.len].rotate_left(1);
-            self.len -= 1;
+        if let Some(i) = SLOT_NAMES.iter().position(|n| n == name)
+            && i > 0
+        {
+            self.set &= !(1 << i);
         }
     }
 
@@ -311,16 +377,31 @@ impl Forwarded {
         } else {
             peer.clone()
         };
-        self.fields[0] = (X_FORWARDED_FOR, xff);
-        self.for_set = true;
+        self.for_value = Some(xff);
+        self.set |= FOR;
     }
 
-    /// Adds the fields to `headers`.
-    pub fn apply(self, headers: &mut HeaderMap) {
-        let start = usize::from(!self.for_set);
-        let len = self.len;
-        for (name, value) in self.fields.into_iter().take(len).skip(start) {
-            headers.insert(name, value);
+    /// Adds the fields to `headers` (the paths through hyper's client).
+    pub fn apply(self, src: &Sources<'_>, headers: &mut HeaderMap) {
+        let mut digits = [0u8; 5];
+        self.each(src, false, &mut digits, |name, value| {
+            if let Ok(v) = HeaderValue::from_bytes(value) {
+                headers.insert(name, v);
+            }
+        });
+    }
+}
+
+/// `port` in decimal on `buf`.
+fn port_digits(port: u16, buf: &mut [u8; 5]) -> &[u8] {
+    let mut n = port;
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
         }
     }
 }
@@ -331,7 +412,12 @@ impl Forwarded {
 /// values kept, except `-Server`). Returns the fields to add; the ones it replaces are removed
 /// from `headers`.
 pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> Forwarded {
-    let mut out = Forwarded::new();
+    let mut out = Forwarded {
+        set: SERVER,
+        proto: 0,
+        port: 0,
+        for_value: None,
+    };
     // Clients rarely send any of these: when none is there, no lookup is needed below.
     let any = headers.keys().any(is_forwarding);
     let kept = any && trust.trusts(inc.peer);
@@ -355,41 +441,28 @@ pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> 
             .get(header::UPGRADE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
-        let proto = match (inc.tls, websocket) {
-            (true, true) => "wss",
-            (true, false) => "https",
-            (false, true) => "ws",
-            (false, false) => "http",
-        };
-        out.push(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
+        out.proto = u8::from(inc.tls) + 2 * u8::from(websocket);
+        out.set |= PROTO;
         false
     };
-    if !has(headers, &X_FORWARDED_HOST)
-        && let Some(h) = inc.host
-    {
-        out.push(X_FORWARDED_HOST, h.clone());
+    if !has(headers, &X_FORWARDED_HOST) && inc.host.is_some() {
+        out.set |= HOST;
     }
     if !has(headers, &X_FORWARDED_PORT) {
         let host = inc.host.and_then(|h| h.to_str().ok());
-        let port = host.and_then(host_port).unwrap_or(if host.is_some() {
+        out.port = host.and_then(host_port).unwrap_or(if host.is_some() {
             // Traefik: a trusted `X-Forwarded-Proto: https` means 443 too.
             if inc.tls || proto_kept { 443 } else { 80 }
         } else {
             inc.entrypoint_port
         });
-        let value = match port {
-            80 => HeaderValue::from_static("80"),
-            443 => HeaderValue::from_static("443"),
-            p => HeaderValue::from(p),
-        };
-        out.push(X_FORWARDED_PORT, value);
+        out.set |= PORT;
     }
     if kept {
         headers.remove(&X_FORWARDED_SERVER);
     }
-    out.push(X_FORWARDED_SERVER, inc.server_name.clone());
     if !has(headers, &X_REAL_IP) {
-        out.push(X_REAL_IP, inc.peer_value.clone());
+        out.set |= REAL_IP;
     }
     out
 }
@@ -419,7 +492,29 @@ mod tests {
     fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
         let mut f = forwarded(headers, inc, trust);
         f.append_for(headers, inc.peer_value);
-        f.apply(headers);
+        f.apply(&src(inc), headers);
+    }
+
+    fn src<'a>(inc: &Incoming<'a>) -> Sources<'a> {
+        Sources {
+            host: inc.host,
+            peer: inc.peer_value,
+            server_name: inc.server_name,
+        }
+    }
+
+    /// The fields as the own codec writes them: `(name, value)` lines.
+    fn written(f: &Forwarded, inc: &Incoming<'_>) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        f.write(&src(inc), &mut out);
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (n, v) = l.split_once(": ").unwrap();
+                (n.to_owned(), v.to_owned())
+            })
+            .collect()
     }
 
     fn cfg(insecure: bool, trusted: &[&str]) -> Trust {
@@ -553,22 +648,42 @@ mod tests {
         let i = inc("10.1.2.3", false, Some("a"));
         let mut f = forwarded(&mut h, &i, &cfg(true, &[]));
         f.append_for(&mut h, i.peer_value);
-        for (name, _) in f.fields() {
+        let fields = written(&f, &i);
+        for (name, _) in &fields {
             assert!(!h.contains_key(name), "{name} is in the map and added");
         }
-        let added: Vec<&str> = f.fields().iter().map(|(n, _)| n.as_str()).collect();
+        let added: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(added, ["x-forwarded-for", "x-forwarded-server"]);
-        assert_eq!(f.fields()[0].1, "203.0.113.9, 10.1.2.3");
+        assert_eq!(fields[0].1, "203.0.113.9, 10.1.2.3");
         // Untrusted: all six are added, and the client's are gone.
         let mut h = HeaderMap::new();
         h.insert("x-forwarded-host", HeaderValue::from_static("evil"));
         let i = inc("10.1.2.3", false, Some("a"));
         let mut f = forwarded(&mut h, &i, &cfg(false, &[]));
         assert!(h.is_empty());
-        assert_eq!(f.fields().len(), 5, "X-Forwarded-For waits for forwarding");
-        assert!(f.get(&X_FORWARDED_FOR).is_none());
+        assert_eq!(
+            written(&f, &i).len(),
+            5,
+            "X-Forwarded-For waits for forwarding"
+        );
+        assert!(
+            f.visible(&src(&i))
+                .iter()
+                .all(|(n, _)| *n != "x-forwarded-for")
+        );
         f.append_for(&mut h, i.peer_value);
-        assert_eq!(f.fields().len(), 6);
+        assert_eq!(
+            written(&f, &i),
+            [
+                ("x-forwarded-for", "10.1.2.3"),
+                ("x-forwarded-proto", "http"),
+                ("x-forwarded-host", "a"),
+                ("x-forwarded-port", "80"),
+                ("x-forwarded-server", "bridge-1"),
+                ("x-real-ip", "10.1.2.3"),
+            ]
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        );
     }
 
     #[test]
@@ -578,14 +693,14 @@ mod tests {
         h.insert("x_real_ip", HeaderValue::from_static("6.6.6.6"));
         h.insert("x-forwarded-scheme", HeaderValue::from_static("https"));
         h.insert("x_kept", HeaderValue::from_static("1"));
-        let f = forwarded(
-            &mut h,
-            &inc("192.0.2.7", false, Some("a")),
-            &cfg(false, &[]),
-        );
+        let i = inc("192.0.2.7", false, Some("a"));
+        let f = forwarded(&mut h, &i, &cfg(false, &[]));
         let left: Vec<&str> = h.keys().map(HeaderName::as_str).collect();
         assert_eq!(left, ["x_kept"]);
-        assert_eq!(f.get(&X_FORWARDED_PROTO).unwrap(), "http");
+        assert!(
+            f.visible(&src(&i))
+                .contains(&("x-forwarded-proto", "http".to_owned()))
+        );
         // A trusted peer's are left alone.
         let mut h = HeaderMap::new();
         h.insert("x_forwarded_proto", HeaderValue::from_static("https"));
@@ -613,7 +728,7 @@ mod tests {
         let mut h = HeaderMap::new();
         let i = inc("192.0.2.7", false, Some("a"));
         let mut f = forwarded(&mut h, &i, &cfg(false, &[]));
-        let visible: Vec<&str> = f.visible().iter().map(|(n, _)| n.as_str()).collect();
+        let visible: Vec<&str> = f.visible(&src(&i)).iter().map(|(n, _)| *n).collect();
         assert_eq!(
             visible,
             [
@@ -629,7 +744,7 @@ mod tests {
         f.forget(&X_FORWARDED_FOR); // not the proxy's before forwarding: nothing to forget
         h.insert(X_FORWARDED_FOR, HeaderValue::from_static("198.51.100.1"));
         f.append_for(&mut h, i.peer_value);
-        f.apply(&mut h);
+        f.apply(&src(&i), &mut h);
         assert_eq!(h["x-forwarded-proto"], "https");
         assert_eq!(h["x-forwarded-for"], "198.51.100.1, 192.0.2.7");
         assert_eq!(h.get_all("x-forwarded-proto").iter().count(), 1);
@@ -649,6 +764,14 @@ mod tests {
         strip_hop_by_hop(&mut h, false);
         let left: Vec<&str> = h.keys().map(HeaderName::as_str).collect();
         assert_eq!(left, ["x-kept"]);
+    }
+
+    #[test]
+    fn ports_are_written_without_a_string() {
+        let mut buf = [0u8; 5];
+        for p in [0u16, 7, 80, 443, 8080, 18282, 65535] {
+            assert_eq!(port_digits(p, &mut buf), p.to_string().as_bytes());
+        }
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub struct Bodiless<'a> {
     /// The fields, as forwarding left them.
     pub headers: &'a HeaderMap,
     /// Fields written after `headers` (the forwarding fields, none of them in `headers`).
-    pub extra: &'a [(HeaderName, HeaderValue)],
+    pub extra: Option<(&'a crate::forward::Forwarded, crate::forward::Sources<'a>)>,
 }
 
 /// Appends the request head: request line in origin form, `Host` first when given apart, the
@@ -109,8 +109,8 @@ pub fn encode_request(out: &mut Vec<u8>, req: &Bodiless<'_>) {
         }
         put_field(out, name.as_str().as_bytes(), value.as_bytes());
     }
-    for (name, value) in req.extra {
-        put_field(out, name.as_str().as_bytes(), value.as_bytes());
+    if let Some((f, src)) = &req.extra {
+        f.write(src, out);
     }
     out.extend_from_slice(b"\r\n");
 }
@@ -904,7 +904,7 @@ mod tests {
             target: "/a?b=c",
             host: None,
             headers: &headers,
-            extra: &[],
+            extra: None,
         };
         let mut out = Vec::new();
         encode_request(&mut out, &req);
@@ -914,23 +914,46 @@ mod tests {
         );
         // A `Host` value given apart replaces the field and comes first; extra fields come last.
         let to = HeaderValue::from_static("backend:8080");
-        let extra = [(
-            HeaderName::from_static("x-real-ip"),
+        // A trusted peer that sent Proto, Host and Port: the proxy adds Server and Real-Ip.
+        let mut sent = HeaderMap::new();
+        for name in ["x-forwarded-proto", "x-forwarded-host", "x-forwarded-port"] {
+            sent.insert(name, HeaderValue::from_static("kept"));
+        }
+        let (peer, server) = (
             HeaderValue::from_static("192.0.2.1"),
-        )];
+            HeaderValue::from_static("bridge"),
+        );
+        let inc = crate::forward::Incoming {
+            peer: "192.0.2.1".parse().unwrap(),
+            peer_value: &peer,
+            tls: false,
+            host: Some(&to),
+            entrypoint_port: 80,
+            server_name: &server,
+        };
+        let trust = crate::forward::Trust::new(&bridge_plan::ForwardedHeaders {
+            insecure: true,
+            trusted_ips: Vec::new(),
+        });
+        let f = crate::forward::forwarded(&mut sent, &inc, &trust);
+        let src = crate::forward::Sources {
+            host: Some(&to),
+            peer: &peer,
+            server_name: &server,
+        };
         out.clear();
         encode_request(
             &mut out,
             &Bodiless {
                 host: Some(&to),
                 method: &Method::HEAD,
-                extra: &extra,
+                extra: Some((&f, src)),
                 ..req
             },
         );
         assert_eq!(
             out,
-            b"HEAD /a?b=c HTTP/1.1\r\nhost: backend:8080\r\nx-multi: 1\r\nx-multi: 2\r\nx-real-ip: 192.0.2.1\r\n\r\n"
+            b"HEAD /a?b=c HTTP/1.1\r\nhost: backend:8080\r\nx-multi: 1\r\nx-multi: 2\r\nx-forwarded-server: bridge\r\nx-real-ip: 192.0.2.1\r\n\r\n"
         );
     }
 

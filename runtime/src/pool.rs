@@ -355,7 +355,7 @@ where
                     target,
                     host: None,
                     headers: req.headers(),
-                    extra: &[],
+                    extra: None,
                 })
                 .await;
         }

@@ -441,6 +441,19 @@ impl Runtime {
         }
     }
 
+    /// Where the values of the forwarding fields come from for a request of `peer`.
+    fn sources<'a>(
+        &'a self,
+        host: Option<&'a HeaderValue>,
+        peer: &'a Peer,
+    ) -> forward::Sources<'a> {
+        forward::Sources {
+            host,
+            peer: &peer.ip_value,
+            server_name: &self.server_name_value,
+        }
+    }
+
     /// What happens to every request before routing, in Traefik's order (its entry point
     /// handler): hop-by-hop fields and the ones `Connection` names leave, then the entry
     /// point's `forwardedHeaders` step removes forged forwarding fields and decides the
@@ -467,7 +480,12 @@ impl Runtime {
                 peer_value: &peer.ip_value,
                 tls,
                 host: host.as_ref(),
-                entrypoint_port: self.plan.entrypoints.get(ep).map_or(0, |e| e.port),
+                // Only needed without a host (HTTP/1.0): no lookup otherwise.
+                entrypoint_port: if host.is_none() {
+                    self.plan.entrypoints.get(ep).map_or(0, |e| e.port)
+                } else {
+                    0
+                },
                 server_name: &self.server_name_value,
             },
             self.trust.get(ep).unwrap_or(&forward::Trust::NONE),
@@ -518,16 +536,25 @@ impl Runtime {
             websocket: forward::is_upgrade(req.headers()),
             headers: if observer.wants_headers() {
                 // Go keeps `Host` out of the header map, so Traefik never logs it as a header.
-                req.headers()
+                let mut all: Vec<(String, String)> = req
+                    .headers()
                     .iter()
-                    .chain(arrival.forwarded.visible().iter().map(|(k, v)| (k, v)))
                     .filter(|(k, _)| *k != header::HOST)
                     .filter_map(|(k, v)| {
                         v.to_str()
                             .ok()
                             .map(|v| (k.as_str().to_owned(), v.to_owned()))
                     })
-                    .collect()
+                    .collect();
+                let src = self.sources(arrival.host.as_ref(), &peer);
+                all.extend(
+                    arrival
+                        .forwarded
+                        .visible(&src)
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v)),
+                );
+                all
             } else {
                 Vec::new()
             },
@@ -586,15 +613,19 @@ impl Runtime {
         let router_key: Option<&str> = {
             let tables = if tls { &self.tls_tables } else { &self.tables };
             let table = tables.get(&*ep);
-            let header_refs: Vec<(&str, &str)> = if table.is_some_and(RouteTable::uses_headers) {
-                req.headers()
-                    .iter()
-                    .chain(arrival.forwarded.visible().iter().map(|(k, v)| (k, v)))
-                    .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
-                    .collect()
-            } else {
-                Vec::new()
-            };
+            let src = self.sources(host_value.as_ref(), &peer);
+            let mut digits = [0u8; 5];
+            let mut header_refs: Vec<(&str, &str)> = Vec::new();
+            if table.is_some_and(RouteTable::uses_headers) {
+                header_refs.extend(
+                    req.headers()
+                        .iter()
+                        .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v))),
+                );
+                arrival
+                    .forwarded
+                    .visible_each(&src, &mut digits, |k, v| header_refs.push((k, v)));
+            }
             let info = RequestInfo {
                 method: req.method().as_str(),
                 host: host_owned,
@@ -899,6 +930,7 @@ impl Runtime {
             f.append_for(req.headers_mut(), &peer.ip_value);
             Some(f)
         };
+        let src = self.sources(host_value, peer);
         let (mut parts, body) = req.into_parts();
         let host = host_value.and_then(|h| h.to_str().ok());
         let timeouts = &entry.timeouts;
@@ -947,7 +979,7 @@ impl Runtime {
                         target: uri.path_and_query().map_or("/", |pq| pq.as_str()),
                         host: Some(host_field),
                         headers: &parts.headers,
-                        extra: forwarding.as_ref().map_or(&[], |f| f.fields()),
+                        extra: forwarding.as_ref().map(|f| (f, src)),
                     };
                     c.send_bodiless(req)
                         .await
@@ -955,7 +987,7 @@ impl Runtime {
                 }
                 Some(c) => {
                     if let Some(f) = forwarding.take() {
-                        f.apply(&mut parts.headers);
+                        f.apply(&src, &mut parts.headers);
                     }
                     // Keep the headers for a possible retry; the last attempt takes them.
                     let mut headers = if may_retry && attempt < max_attempts {
