@@ -220,6 +220,8 @@ pub struct Incoming<'a> {
     pub peer_value: &'a HeaderValue,
     /// The connection is TLS.
     pub tls: bool,
+    /// The request asks to switch protocols ([`is_upgrade`]).
+    pub upgrade: bool,
     /// The request's host (authority or Host header), with port if any.
     pub host: Option<&'a HeaderValue>,
     /// The entry point's port, used when the host carries none.
@@ -262,6 +264,9 @@ pub struct Forwarded {
     /// Index into [`PROTOS`].
     proto: u8,
     port: u16,
+    /// The map may hold `X-Forwarded-For` values (a trusted peer's, or a middleware's): only
+    /// then is it looked up (hashing that name showed in profiles).
+    for_in_map: bool,
     for_value: Option<HeaderValue>,
 }
 
@@ -352,17 +357,17 @@ impl Forwarded {
     /// Drops the proxy's value for `name`: a middleware set or removed that field, and the
     /// middleware's choice wins, as when Traefik's headers middleware overwrites it.
     pub fn forget(&mut self, name: &HeaderName) {
-        if let Some(i) = SLOT_NAMES.iter().position(|n| n == name)
-            && i > 0
-        {
-            self.set &= !(1 << i);
+        match SLOT_NAMES.iter().position(|n| n == name) {
+            Some(0) => self.for_in_map = true,
+            Some(i) => self.set &= !(1 << i),
+            None => {}
         }
     }
 
     /// Sets `X-Forwarded-For`: the values in `headers` (a trusted peer's, or a middleware's),
     /// joined as Go's reverse proxy joins them, then `peer`; they leave the map.
     pub fn append_for(&mut self, headers: &mut HeaderMap, peer: &HeaderValue) {
-        let xff = if headers.contains_key(&X_FORWARDED_FOR) {
+        let xff = if self.for_in_map && headers.contains_key(&X_FORWARDED_FOR) {
             let mut joined = String::new();
             for prior in headers.get_all(&X_FORWARDED_FOR) {
                 let Ok(prior) = prior.to_str() else { continue };
@@ -412,15 +417,16 @@ fn port_digits(port: u16, buf: &mut [u8; 5]) -> &[u8] {
 /// values kept, except `-Server`). Returns the fields to add; the ones it replaces are removed
 /// from `headers`.
 pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> Forwarded {
+    // Clients rarely send any of these: when none is there, no lookup is needed below.
+    let any = headers.keys().any(is_forwarding);
+    let kept = any && trust.trusts(inc.peer);
     let mut out = Forwarded {
         set: SERVER,
         proto: 0,
         port: 0,
+        for_in_map: kept,
         for_value: None,
     };
-    // Clients rarely send any of these: when none is there, no lookup is needed below.
-    let any = headers.keys().any(is_forwarding);
-    let kept = any && trust.trusts(inc.peer);
     if any && !kept {
         let forged: Vec<HeaderName> = headers
             .keys()
@@ -437,10 +443,11 @@ pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> 
             .get(&X_FORWARDED_PROTO)
             .is_some_and(|v| v == "https" || v == "wss")
     } else {
-        let websocket = headers
-            .get(header::UPGRADE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+        let websocket = inc.upgrade
+            && headers
+                .get(header::UPGRADE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
         out.proto = u8::from(inc.tls) + 2 * u8::from(websocket);
         out.set |= PROTO;
         false
@@ -530,6 +537,7 @@ mod tests {
             peer,
             peer_value: Box::leak(Box::new(peer_value(peer))),
             tls,
+            upgrade: false,
             host: host.map(|h| &*Box::leak(Box::new(HeaderValue::from_static(h)))),
             entrypoint_port: 80,
             server_name: Box::leak(Box::new(HeaderValue::from_static("bridge-1"))),
@@ -595,7 +603,11 @@ mod tests {
         h.insert("keep-alive", HeaderValue::from_static("timeout=5"));
         h.insert(header::TE, HeaderValue::from_static("trailers"));
         assert!(is_upgrade(&h));
-        set_forwarded(&mut h, &inc("192.0.2.1", true, Some("a")), &cfg(false, &[]));
+        let upgrading = Incoming {
+            upgrade: true,
+            ..inc("192.0.2.1", true, Some("a"))
+        };
+        set_forwarded(&mut h, &upgrading, &cfg(false, &[]));
         assert_eq!(h["x-forwarded-proto"], "wss");
         strip_hop_by_hop(&mut h, true);
         assert_eq!(h[header::UPGRADE], "websocket");

@@ -76,6 +76,16 @@ pub fn eligible(method: &Method, headers: &HeaderMap, body_is_empty: bool) -> bo
             .is_none_or(|v| v.as_bytes() == b"0")
 }
 
+/// [`eligible`] from what the request checks already saw of the fields (no lookups).
+pub fn eligible_by(method: &Method, fields: &crate::strict::Fields) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
+    ) && fields.bodiless()
+        && !fields.upgrade
+        && !fields.expect
+}
+
 /// A request without a body, borrowed from the proxy's request: the raw exchange writes it
 /// without the map of fields being cloned for a possible retry or changed for the `Host` value.
 #[derive(Debug, Clone, Copy)]
@@ -927,6 +937,7 @@ mod tests {
             peer: "192.0.2.1".parse().unwrap(),
             peer_value: &peer,
             tls: false,
+            upgrade: false,
             host: Some(&to),
             entrypoint_port: 80,
             server_name: &server,

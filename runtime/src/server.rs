@@ -39,16 +39,12 @@ type UpstreamBody = crate::pool::UpstreamBody<ReqBody>;
 
 /// True for requests that may be sent again when the first server could not be reached: safe
 /// methods without a body (nothing was consumed, repeating cannot change state).
-fn retryable(method: &http::Method, headers: &http::HeaderMap) -> bool {
+fn retryable(method: &http::Method, fields: &crate::strict::Fields) -> bool {
     let safe = matches!(
         *method,
         http::Method::GET | http::Method::HEAD | http::Method::OPTIONS
     );
-    let no_body = !headers.contains_key(header::TRANSFER_ENCODING)
-        && headers
-            .get(header::CONTENT_LENGTH)
-            .is_none_or(|v| v.as_bytes() == b"0");
-    safe && no_body
+    safe && fields.bodiless()
 }
 
 /// Why a plan cannot be served.
@@ -132,6 +128,9 @@ struct Arrival {
     upgrade: bool,
     /// The forwarding fields the proxy adds.
     forwarded: forward::Forwarded,
+    /// What the request's fields say about how it is carried (looked up again after a
+    /// middleware changed the fields).
+    fields: crate::strict::Fields,
 }
 
 /// The client end of a connection, with its address formatted once for `X-Forwarded-For`.
@@ -431,10 +430,11 @@ impl Runtime {
         tls: bool,
         mut req: Request<RequestBody>,
     ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
-        if let Err(refused) = crate::strict::check_request(&mut req) {
-            return Box::pin(std::future::ready(refused.response()));
-        }
-        let arrival = self.arrive(&ep, &peer, tls, &mut req);
+        let fields = match crate::strict::check_request(&mut req) {
+            Ok(fields) => fields,
+            Err(refused) => return Box::pin(std::future::ready(refused.response())),
+        };
+        let arrival = self.arrive(&ep, &peer, tls, &mut req, fields);
         match self.observer.clone() {
             None => Box::pin(self.respond(ep, peer, tls, req, arrival)),
             Some(observer) => Box::pin(self.observed(observer, ep, peer, tls, req, arrival)),
@@ -459,18 +459,21 @@ impl Runtime {
     /// point's `forwardedHeaders` step removes forged forwarding fields and decides the
     /// proxy's. So rules, middlewares (ipAllowList), the access log and the server all see the
     /// same, sanitised values.
-    fn arrive(&self, ep: &str, peer: &Peer, tls: bool, req: &mut Request<RequestBody>) -> Arrival {
+    fn arrive(
+        &self,
+        ep: &str,
+        peer: &Peer,
+        tls: bool,
+        req: &mut Request<RequestBody>,
+        mut fields: crate::strict::Fields,
+    ) -> Arrival {
         // The host as a header value: a reference-counted copy of the request's, so it outlives
         // the changes middlewares make to the request without being copied.
         let host: Option<HeaderValue> = match req.uri().authority() {
             Some(a) => HeaderValue::from_str(a.as_str()).ok(),
-            None => req
-                .headers()
-                .get(header::HOST)
-                .filter(|h| h.to_str().is_ok())
-                .cloned(),
+            None => fields.host.take().filter(|h| h.to_str().is_ok()),
         };
-        let upgrade = forward::is_upgrade(req.headers());
+        let upgrade = fields.upgrade && forward::is_upgrade(req.headers());
         let headers = req.headers_mut();
         forward::strip_hop_by_hop(headers, upgrade);
         let forwarded = forward::forwarded(
@@ -479,6 +482,7 @@ impl Runtime {
                 peer: peer.addr.ip(),
                 peer_value: &peer.ip_value,
                 tls,
+                upgrade,
                 host: host.as_ref(),
                 // Only needed without a host (HTTP/1.0): no lookup otherwise.
                 entrypoint_port: if host.is_none() {
@@ -494,6 +498,7 @@ impl Runtime {
             host,
             upgrade,
             forwarded,
+            fields,
         }
     }
 
@@ -663,6 +668,7 @@ impl Runtime {
         let mut retry = (2u32, Duration::ZERO);
         let mut sts: Option<String> = None;
         let mut cors_after: Vec<(Arc<crate::cors::Cors>, String)> = Vec::new();
+        let mut changed_fields = false;
         for m in &router.middlewares {
             let Some(mw) = self.plan.middlewares.get(m) else {
                 continue;
@@ -800,6 +806,7 @@ impl Runtime {
                         };
                         // The middleware's value (or removal) wins over the proxy's own.
                         arrival.forwarded.forget(&name);
+                        changed_fields = true;
                         if v.is_empty() {
                             req.headers_mut().remove(name);
                         } else if let Ok(val) = HeaderValue::from_str(v) {
@@ -849,6 +856,9 @@ impl Runtime {
                 }
                 _ => {}
             }
+        }
+        if changed_fields {
+            arrival.fields = crate::strict::Fields::of(req.headers());
         }
         if router.service.ends_with("@internal") {
             // api@internal / dashboard@internal, after the router's middlewares (basicAuth in prod).
@@ -924,7 +934,7 @@ impl Runtime {
         };
         let upgrade = arrival.upgrade;
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
-        let may_retry = !upgrade && retryable(req.method(), req.headers());
+        let may_retry = !upgrade && retryable(req.method(), &arrival.fields);
         let mut forwarding = {
             let mut f = arrival.forwarded;
             f.append_for(req.headers_mut(), &peer.ip_value);
@@ -945,7 +955,7 @@ impl Runtime {
         let bodiless = !upgrade
             && hyper::body::Body::is_end_stream(&body)
             && !via.names().any(|m| self.mirrors.contains_key(m))
-            && crate::h1::eligible(&parts.method, &parts.headers, true);
+            && crate::h1::eligible_by(&parts.method, &arrival.fields);
         let mut body = Some(body);
         let mut server = server;
         let mut target = target;

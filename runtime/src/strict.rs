@@ -151,10 +151,10 @@ pub fn count_head_too_large() {
 /// (the proxy never switches a connection to h2c for a server, the precondition of h2c
 /// smuggling; Traefik stopped forwarding it too). HTTP/2 requests carry neither `Host` rules
 /// nor transfer codings and pass untouched.
-pub fn check_request<B>(req: &mut Request<B>) -> Result<(), Refusal> {
+pub fn check_request<B>(req: &mut Request<B>) -> Result<Fields, Refusal> {
     let version = req.version();
     if version != Version::HTTP_11 && version != Version::HTTP_10 {
-        return Ok(());
+        return Ok(Fields::of(req.headers()));
     }
     if let Some(a) = req.uri().authority()
         && a.as_str().contains('@')
@@ -165,20 +165,26 @@ pub fn check_request<B>(req: &mut Request<B>) -> Result<(), Refusal> {
     // One pass over the fields instead of a lookup per name: most requests carry a handful of
     // fields, and comparing a standard name is an integer comparison.
     let (mut hosts, mut host_ok) = (0u8, true);
-    let (mut te, mut lengths, mut length_list, mut upgrade) = (false, 0u8, false, false);
+    let (mut lengths, mut length_list) = (0u8, false);
+    let mut seen = Fields::default();
     for (name, value) in headers.iter() {
         if name == header::HOST {
             hosts = hosts.saturating_add(1);
             host_ok = valid_host(value.as_bytes());
+            seen.host = Some(value.clone());
         } else if name == header::TRANSFER_ENCODING {
-            te = true;
+            seen.transfer_encoding = true;
         } else if name == header::CONTENT_LENGTH {
             lengths = lengths.saturating_add(1);
             length_list |= value.as_bytes().contains(&b',');
+            seen.length |= value.as_bytes() != b"0";
         } else if name == header::UPGRADE {
-            upgrade = true;
+            seen.upgrade = true;
+        } else if name == header::EXPECT {
+            seen.expect = true;
         }
     }
+    let (te, upgrade) = (seen.transfer_encoding, seen.upgrade);
     match hosts {
         0 if version == Version::HTTP_11 => return Err(Refusal::MissingHost),
         0 => {}
@@ -198,8 +204,46 @@ pub fn check_request<B>(req: &mut Request<B>) -> Result<(), Refusal> {
     }
     if upgrade {
         drop_h2c(headers);
+        seen.upgrade = headers.contains_key(header::UPGRADE);
     }
-    Ok(())
+    Ok(seen)
+}
+
+/// What [`check_request`] saw of the fields that decide how a request is carried, so the
+/// request path does not look them up again (each lookup hashes a name).
+#[derive(Debug, Clone, Default)]
+pub struct Fields {
+    /// The `Host` value (shared, not copied).
+    pub host: Option<HeaderValue>,
+    /// `Transfer-Encoding` is present.
+    pub transfer_encoding: bool,
+    /// A `Content-Length` other than `0` is present.
+    pub length: bool,
+    /// `Upgrade` is present (after `h2c` was dropped).
+    pub upgrade: bool,
+    /// `Expect` is present.
+    pub expect: bool,
+}
+
+impl Fields {
+    /// The same facts looked up in `headers` (HTTP/2 requests, and after a middleware changed
+    /// the fields).
+    pub fn of(headers: &HeaderMap) -> Fields {
+        Fields {
+            host: headers.get(header::HOST).cloned(),
+            transfer_encoding: headers.contains_key(header::TRANSFER_ENCODING),
+            length: headers
+                .get(header::CONTENT_LENGTH)
+                .is_some_and(|v| v.as_bytes() != b"0"),
+            upgrade: headers.contains_key(header::UPGRADE),
+            expect: headers.contains_key(header::EXPECT),
+        }
+    }
+
+    /// True when the request carries no body by its fields (no transfer coding, no length).
+    pub fn bodiless(&self) -> bool {
+        !self.transfer_encoding && !self.length
+    }
 }
 
 /// The transfer codings of every `Transfer-Encoding` line, in order: exactly one `chunked`,
@@ -423,7 +467,7 @@ mod tests {
     }
 
     fn check(version: Version, target: &str, fields: &[(&str, &str)]) -> Result<(), Refusal> {
-        check_request(&mut req(version, target, fields))
+        check_request(&mut req(version, target, fields)).map(|_| ())
     }
 
     const V11: Version = Version::HTTP_11;
