@@ -1982,7 +1982,14 @@ fn render_list(items: &[Rule], sep: &str, out: &mut String, needs_parens: impl F
 }
 
 fn render_matcher(m: &Matcher, out: &mut String) {
+    // Parsing drops one trailing dot from a `Host` (as Traefik does): a host that still ends in
+    // one was written with one more (found by the `rule` fuzz target).
+    let dotted;
     let (name, args): (&str, Vec<&str>) = match m {
+        Matcher::Host { host } if host.ends_with('.') => {
+            dotted = format!("{host}.");
+            ("Host", vec![dotted.as_str()])
+        }
         Matcher::Host { host } => ("Host", vec![host]),
         Matcher::HostRegexp { regex } => ("HostRegexp", vec![regex]),
         Matcher::Path { path } => ("Path", vec![path]),
@@ -2820,6 +2827,16 @@ mod tests {
             let once = go_regex_to_rust(s).unwrap();
             assert_eq!(go_regex_to_rust(&once).unwrap(), once, "{s}");
             regex::Regex::new(&once).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_host_with_trailing_dots_renders_back_to_itself() {
+        // Regression input of the `rule` fuzz target (fuzz/regressions/rule/).
+        for text in ["Host(`a..`)", "Host(`a...`)", "Host(`a.`)", "Host(`a`)"] {
+            let tree = parse_rule(text, RuleSyntax::V3).unwrap();
+            let again = parse_rule(&to_rule_string(&tree), RuleSyntax::V3).unwrap();
+            assert_eq!(again, tree, "{text} rendered as {}", to_rule_string(&tree));
         }
     }
 
