@@ -63,26 +63,16 @@ WEB_PORT=$((PORT_BASE + 1))
 DATE=$(date -u +%Y%m%d)
 OUT="$HERE/bench/results/slow-clients-${DATE}${RESULT_SUFFIX:-}.md"
 
-log() { printf '[slow_clients %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "$*"; exit 1; }
+NAME=slow_clients
+# shellcheck source=bench/proc.sh
+source "$HERE/bench/proc.sh"
 
 for tool in "$PY" curl; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 if [[ " $PHASES " =~ \ slow(loris|body|read)\  ]] && ! command -v slowhttptest >/dev/null; then
   die "slowhttptest is not installed: sudo apt-get install -y slowhttptest (Debian/Ubuntu), or set PHASES to skip the slowhttptest phases"
 fi
 
-if [[ -z ${BRIDGE_RUNTIME:-} || -z ${BRIDGECTL:-} ]]; then
-  log "BRIDGE_RUNTIME/BRIDGECTL not set: cargo build --release -p bridge-runtime -p bridgectl"
-  cargo build --release -p bridge-runtime -p bridgectl >&2
-  TD=${CARGO_TARGET_DIR:-$HERE/target}
-  BRIDGE_RUNTIME=${BRIDGE_RUNTIME:-$TD/release/bridge-runtime}
-  BRIDGECTL=${BRIDGECTL:-$TD/release/bridgectl}
-fi
-[[ -x $BRIDGE_RUNTIME && -x $BRIDGECTL ]] || die "not executable: $BRIDGE_RUNTIME / $BRIDGECTL"
-case $BRIDGE_RUNTIME in
-  */debug/*) BUILD="debug build ($BRIDGE_RUNTIME; much slower than release)" ;;
-  *) BUILD="binaries $BRIDGE_RUNTIME, $BRIDGECTL" ;;
-esac
+find_binaries
 
 # File descriptors: the idle phase holds IDLE_CONNS sockets in the helper and as many in the proxy
 # (separate processes, each with its own limit).
@@ -93,29 +83,7 @@ if [[ $HARD == unlimited ]]; then ulimit -n $((WANT > 65536 ? WANT : 65536)); el
 
 RD=${RUN_DIR:-$(mktemp -d /tmp/bench-slow.XXXXXX)}
 mkdir -p "$RD/etc"
-PIDS=()
-stop_pid() { # TERM, wait up to 5 s, then KILL; only PIDs started here
-  local p=$1
-  kill -0 "$p" 2>/dev/null || return 0
-  kill -TERM "$p" 2>/dev/null || true
-  for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$p" 2>/dev/null; then kill -KILL "$p" 2>/dev/null || true; fi
-  wait "$p" 2>/dev/null || true
-}
-cleanup() { local p; for p in "${PIDS[@]}"; do stop_pid "$p"; done; }
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
-
-port_busy() { (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-wait_port() { # PORT SECONDS [PID]: fails early when PID exits
-  for _ in $(seq $((${2:-30} * 10))); do
-    port_busy "$1" && return 0
-    [[ -n ${3:-} ]] && ! kill -0 "$3" 2>/dev/null && return 1
-    sleep 0.1
-  done
-  return 1
-}
-for p in $BE_PORT $WEB_PORT; do port_busy "$p" && die "127.0.0.1:$p is in use (set PORT_BASE)"; done
+ports_free "$BE_PORT" "$WEB_PORT"
 
 # --- configuration ---------------------------------------------------------------------------
 {
