@@ -59,50 +59,18 @@ DATE=$(date -u +%Y%m%d)
 OUT="$HERE/bench/results/soak-${DATE}${RESULT_SUFFIX:-}.md"
 OUT_TSV="$HERE/bench/results/soak-${DATE}${RESULT_SUFFIX:-}.tsv"
 
-log() { printf '[soak %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "$*"; exit 1; }
+NAME=soak
+# The proxy drains in-flight requests on TERM: up to 15 s before KILL.
+STOP_WAIT=150
+# shellcheck source=bench/proc.sh
+source "$HERE/bench/proc.sh"
 for tool in "$PY" openssl curl; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 
-if [[ -z ${BRIDGE_RUNTIME:-} || -z ${BRIDGECTL:-} ]]; then
-  log "BRIDGE_RUNTIME/BRIDGECTL not set: cargo build --release -p bridge-runtime -p bridgectl"
-  cargo build --release -p bridge-runtime -p bridgectl >&2
-  TD=${CARGO_TARGET_DIR:-$HERE/target}
-  BRIDGE_RUNTIME=${BRIDGE_RUNTIME:-$TD/release/bridge-runtime}
-  BRIDGECTL=${BRIDGECTL:-$TD/release/bridgectl}
-fi
-[[ -x $BRIDGE_RUNTIME && -x $BRIDGECTL ]] || die "not executable: $BRIDGE_RUNTIME / $BRIDGECTL"
-BRIDGECTL=$(cd "$(dirname "$BRIDGECTL")" && pwd)/$(basename "$BRIDGECTL")
-case $BRIDGE_RUNTIME in
-  */debug/*) BUILD="debug build ($BRIDGE_RUNTIME; much slower than release)" ;;
-  *) BUILD="binaries $BRIDGE_RUNTIME, $BRIDGECTL" ;;
-esac
+find_binaries
 
 RD=${RUN_DIR:-$(mktemp -d /tmp/bench-soak.XXXXXX)}
 mkdir -p "$RD/etc/certs"
-PIDS=()
-stop_pid() { # TERM, wait up to 15 s (the proxy drains), then KILL; only PIDs started here
-  local p=$1
-  kill -0 "$p" 2>/dev/null || return 0
-  kill -TERM "$p" 2>/dev/null || true
-  for _ in $(seq 150); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$p" 2>/dev/null; then kill -KILL "$p" 2>/dev/null || true; fi
-  wait "$p" 2>/dev/null || true
-}
-cleanup() { local i; for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop_pid "${PIDS[i]}"; done; }
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
-port_busy() { (echo >"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-wait_port() { # PORT SECONDS [PID]: fails early when PID exits
-  for _ in $(seq $((${2:-30} * 10))); do
-    port_busy "$1" && return 0
-    [[ -n ${3:-} ]] && ! kill -0 "$3" 2>/dev/null && return 1
-    sleep 0.1
-  done
-  return 1
-}
-for p in $A_PORT $B_PORT $WEB_PORT $TLS_PORT $DASH_PORT; do
-  port_busy "$p" && die "127.0.0.1:$p is in use (set PORT_BASE)"
-done
+ports_free "$A_PORT" "$B_PORT" "$WEB_PORT" "$TLS_PORT" "$DASH_PORT"
 
 # --- configuration: the seed plus an HTTPS entry point ---------------------------------------
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
