@@ -332,10 +332,8 @@ impl Forwarded {
     pub fn visible(&self, src: &Sources<'_>) -> Vec<(&'static str, String)> {
         let mut out = Vec::with_capacity(5);
         let mut digits = [0u8; 5];
-        self.each(src, true, &mut digits, |name, value| {
-            if let Ok(v) = std::str::from_utf8(value) {
-                out.push((name.as_str(), v.to_owned()));
-            }
+        self.visible_each(src, &mut digits, |name, value| {
+            out.push((name, value.to_owned()));
         });
         out
     }

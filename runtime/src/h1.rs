@@ -63,17 +63,7 @@ impl H1Error {
 /// True for a request this codec carries: no body, no upgrade, no `Expect`, and a method a
 /// server may receive twice (a stale keep-alive connection is retried on a new one).
 pub fn eligible(method: &Method, headers: &HeaderMap, body_is_empty: bool) -> bool {
-    body_is_empty
-        && matches!(
-            *method,
-            Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
-        )
-        && !headers.contains_key(header::TRANSFER_ENCODING)
-        && !headers.contains_key(header::UPGRADE)
-        && !headers.contains_key(header::EXPECT)
-        && headers
-            .get(header::CONTENT_LENGTH)
-            .is_none_or(|v| v.as_bytes() == b"0")
+    body_is_empty && eligible_by(method, &crate::strict::Fields::of(headers))
 }
 
 /// [`eligible`] from what the request checks already saw of the fields (no lookups).

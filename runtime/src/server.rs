@@ -538,7 +538,7 @@ impl Runtime {
                 .or_else(|| header(header::HOST)),
             referer: header(header::REFERER),
             user_agent: header(header::USER_AGENT),
-            websocket: forward::is_upgrade(req.headers()),
+            websocket: arrival.upgrade,
             headers: if observer.wants_headers() {
                 // Go keeps `Host` out of the header map, so Traefik never logs it as a header.
                 let mut all: Vec<(String, String)> = req
