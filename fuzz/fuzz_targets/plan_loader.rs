@@ -1,7 +1,7 @@
 //! Plan loading (`bridge_plan::load_verified`, schemas/src/canonical.rs) and what bridge-runtime
 //! builds from a loaded plan.
 //!
-//! The runtime's own loader, `bridge_runtime::plan::load_plan_file`, only reads a path and hands
+//! The runtime's own loader, `bridge_runtime::load::load_plan_file`, only reads a path and hands
 //! the bytes to `load_verified`, so the bytes go to `load_verified` directly:
 //!
 //! 1. `data` as it is: UTF-8, strict JSON, version, hash (a fuzzer almost never gets past the hash);
@@ -53,7 +53,7 @@ fn runtime_builds(plan: &Plan) {
                 | MiddlewareKind::Retry(_)
         )
     });
-    if !implemented || !bridge_runtime::mirror::too_deep(plan).is_empty() {
+    if !implemented || !bridge_runtime::proxy::mirror::too_deep(plan).is_empty() {
         return;
     }
     let Ok(upstreams) = Upstreams::from_plan(plan) else {
@@ -71,7 +71,7 @@ fn runtime_builds(plan: &Plan) {
             MiddlewareKind::BasicAuth(cfg) => {
                 let mut cfg = cfg.clone();
                 cfg.users_file = None;
-                if bridge_runtime::auth::BasicAuth::from_plan(&cfg).is_err() {
+                if bridge_runtime::middleware::basic_auth::BasicAuth::from_plan(&cfg).is_err() {
                     return;
                 }
             }
@@ -86,10 +86,10 @@ fn runtime_builds(plan: &Plan) {
                 }
             }
             MiddlewareKind::IpAllowList(al) => {
-                let _ = bridge_runtime::forward::parse_nets(&al.source_range);
+                let _ = bridge_runtime::proxy::forwarded_headers::parse_nets(&al.source_range);
             }
             MiddlewareKind::Headers(h) => {
-                if bridge_runtime::cors::Cors::from_plan(h).is_err() {
+                if bridge_runtime::middleware::cors::Cors::from_plan(h).is_err() {
                     return;
                 }
             }
@@ -97,21 +97,21 @@ fn runtime_builds(plan: &Plan) {
         }
     }
     for ep in plan.entrypoints.values() {
-        let _ = bridge_runtime::forward::Trust::new(&ep.forwarded_headers);
+        let _ = bridge_runtime::proxy::forwarded_headers::Trust::new(&ep.forwarded_headers);
     }
-    let _ = bridge_runtime::mirror::from_plan(plan);
+    let _ = bridge_runtime::proxy::mirror::from_plan(plan);
 
     for service in plan.services.values() {
         if let ServiceKind::LoadBalancer(lb) = &service.kind
             && let Some(check) = &lb.health_check
         {
             for srv in &lb.servers {
-                let _ = bridge_runtime::health::ProbeTarget::new(check, &srv.url);
+                let _ = bridge_runtime::upstream::health::ProbeTarget::new(check, &srv.url);
             }
         }
     }
     if let Some(cfg) = &plan.metrics {
-        let _ = bridge_runtime::metrics::Metrics::new(cfg).render(plan, &upstreams);
+        let _ = bridge_runtime::observe::metrics::Metrics::new(cfg).render(plan, &upstreams);
     }
     let get = http::Method::GET;
     for path in [
@@ -123,7 +123,7 @@ fn runtime_builds(plan: &Plan) {
         "/api/http/middlewares",
     ] {
         let _ =
-            bridge_runtime::api::handle(plan, &upstreams, &get, path, None, "2026-01-01T00:00:00Z");
+            bridge_runtime::admin::api::handle(plan, &upstreams, &get, path, None, "2026-01-01T00:00:00Z");
     }
 }
 

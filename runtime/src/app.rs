@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use bridge_plan::Plan;
 
-use crate::health::HealthChecker;
+use crate::upstream::health::HealthChecker;
 use crate::server::{Runtime, listen_addr, serve_entrypoint};
 
 /// Serves `plan` until SIGTERM or Ctrl-C. `binds` override entry point addresses, `resolve` pins
@@ -21,7 +21,7 @@ pub async fn serve(
     resolve: HashMap<String, IpAddr>,
     reload_from: Option<PathBuf>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    crate::logging::init(&plan.log);
+    crate::observe::logging::init(&plan.log);
     crate::tls::install_provider();
     let plan = Arc::new(plan);
     let runtime = Arc::new(Runtime::new(plan.clone(), resolve.clone())?);
@@ -156,7 +156,7 @@ async fn reload(
     current: &arc_swap::ArcSwap<Runtime>,
     resolve: &HashMap<String, IpAddr>,
 ) -> Result<(HealthChecker, tokio::sync::watch::Sender<bool>), Box<dyn std::error::Error>> {
-    let plan = crate::plan::load_plan_file(path)?;
+    let plan = crate::load::load_plan_file(path)?;
     let old = current.load_full();
     let addresses = |p: &bridge_plan::Plan| {
         p.entrypoints

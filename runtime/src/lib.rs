@@ -1,7 +1,7 @@
 //! bridge-runtime: serves a bridgectl routing plan.
 //!
 //! The runtime knows nothing about Traefik's YAML, templates or JSON Schemas. Its only input is a
-//! plan file written by `bridgectl build`, which it loads through [`plan::load_plan_file`]: the
+//! plan file written by `bridgectl build`, which it loads through [`load::load_plan_file`]: the
 //! plan's format version, content hash and internal references are verified before anything is
 //! served, so an edited, damaged or too-new plan is refused at start instead of half-applied.
 //!
@@ -9,27 +9,19 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod api;
+pub mod admin;
 pub mod app;
-pub mod auth;
-pub mod cors;
 pub mod deadline;
-pub mod forward;
-pub mod h1;
-pub mod h1serve;
-pub mod health;
-pub mod healthcheck;
+pub mod http1;
 pub mod listener;
-pub mod logging;
-pub mod metrics;
-pub mod mirror;
+pub mod load;
+pub mod middleware;
 pub mod notify;
 pub mod observe;
-pub mod plan;
-pub mod pool;
+pub mod proxy;
 pub mod routing;
+pub mod self_probe;
 pub mod server;
-pub mod strict;
 pub mod tls;
 pub mod transport;
 pub mod upstream;

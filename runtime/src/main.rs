@@ -100,7 +100,7 @@ fn parse_resolve(s: &str) -> Result<(String, IpAddr), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(Command::Verify { plan }) = &cli.command {
-        return match bridge_runtime::plan::load_plan_file(plan) {
+        return match bridge_runtime::load::load_plan_file(plan) {
             Ok(p) => {
                 println!("{} {}", p.hash, plan.display());
                 ExitCode::SUCCESS
@@ -112,7 +112,7 @@ fn main() -> ExitCode {
         };
     }
     if let Some(Command::Healthcheck { url, timeout }) = cli.command {
-        return match bridge_runtime::healthcheck::probe(&url, Duration::from_secs_f64(timeout)) {
+        return match bridge_runtime::self_probe::probe(&url, Duration::from_secs_f64(timeout)) {
             Ok(status) => {
                 println!("bridge-runtime healthcheck: {url} answered {status}");
                 ExitCode::SUCCESS
@@ -173,8 +173,8 @@ fn default_workers() -> usize {
 }
 
 async fn run(path: PathBuf, args: Args, workers: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let plan = bridge_runtime::plan::load_plan_file(&path)?;
-    bridge_runtime::logging::init(&plan.log);
+    let plan = bridge_runtime::load::load_plan_file(&path)?;
+    bridge_runtime::observe::logging::init(&plan.log);
     tracing::info!("plan {} (profile {}) verified", plan.hash, plan.profile);
     tracing::info!("{workers} worker thread(s)");
     let binds: HashMap<String, SocketAddr> = args.binds.into_iter().collect();

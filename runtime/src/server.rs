@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::h1serve::RequestBody;
+use crate::http1::server::RequestBody;
 use bridge_plan::{MiddlewareKind, Plan, ServiceKind};
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, Uri, header};
@@ -24,8 +24,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
-use crate::forward::{self, Incoming as IncomingInfo};
-use crate::health::{ProbeResult, ProbeTarget, Prober};
+use crate::proxy::forwarded_headers::{self as forward, Incoming as IncomingInfo};
+use crate::upstream::health::{ProbeResult, ProbeTarget, Prober};
 use crate::routing::{RequestInfo, RouteTable};
 use crate::upstream::{FailureKind, Pick, Upstreams};
 
@@ -35,11 +35,11 @@ pub type Body = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 pub type ReqBody =
     http_body_util::combinators::UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 /// Response body type received from servers.
-type UpstreamBody = crate::pool::UpstreamBody<ReqBody>;
+type UpstreamBody = crate::http1::pool::UpstreamBody<ReqBody>;
 
 /// True for requests that may be sent again when the first server could not be reached: safe
 /// methods without a body (nothing was consumed, repeating cannot change state).
-fn retryable(method: &http::Method, fields: &crate::strict::Fields) -> bool {
+fn retryable(method: &http::Method, fields: &crate::proxy::strict::Fields) -> bool {
     let safe = matches!(
         *method,
         http::Method::GET | http::Method::HEAD | http::Method::OPTIONS
@@ -64,7 +64,7 @@ pub enum ServeError {
     Address(String, String),
     /// A basicAuth middleware's users could not be loaded.
     #[error("middleware `{0}`: {1}")]
-    Auth(String, crate::auth::AuthError),
+    Auth(String, crate::middleware::basic_auth::AuthError),
     /// The access log file cannot be opened.
     #[error("{0}")]
     AccessLog(std::io::Error),
@@ -98,7 +98,7 @@ pub struct Runtime {
     probe_clients: Arc<HashMap<String, crate::transport::Upstream<Full<Bytes>>>>,
     /// This host's name, the `X-Forwarded-Server` value.
     server_name_value: HeaderValue,
-    auth: FastMap<String, Arc<crate::auth::BasicAuth>>,
+    auth: FastMap<String, Arc<crate::middleware::basic_auth::BasicAuth>>,
     started: String,
     regexes: FastMap<String, Vec<regex::Regex>>,
     /// Per entry point: parsed `forwardedHeaders`.
@@ -112,9 +112,9 @@ pub struct Runtime {
     /// Per entry point serving TLS: the routers with TLS, for connections that are TLS.
     tls_tables: FastMap<String, RouteTable>,
     /// Per headers middleware with CORS options.
-    cors: FastMap<String, Arc<crate::cors::Cors>>,
+    cors: FastMap<String, Arc<crate::middleware::cors::Cors>>,
     /// Per mirroring service with mirrors: which requests are copied where.
-    mirrors: FastMap<String, Arc<crate::mirror::Mirroring>>,
+    mirrors: FastMap<String, Arc<crate::proxy::mirror::Mirroring>>,
     /// Metrics and access log (kept across reloads that do not change their settings).
     observer: Option<Arc<crate::observe::Observer>>,
 }
@@ -130,7 +130,7 @@ struct Arrival {
     forwarded: forward::Forwarded,
     /// What the request's fields say about how it is carried (looked up again after a
     /// middleware changed the fields).
-    fields: crate::strict::Fields,
+    fields: crate::proxy::strict::Fields,
 }
 
 /// The client end of a connection, with its address formatted once for `X-Forwarded-For`.
@@ -235,7 +235,7 @@ impl Runtime {
                 ));
             }
         }
-        missing.extend(crate::mirror::too_deep(&plan));
+        missing.extend(crate::proxy::mirror::too_deep(&plan));
         if !missing.is_empty() {
             return Err(ServeError::Unsupported(missing));
         }
@@ -258,7 +258,7 @@ impl Runtime {
         let mut auth = FastMap::default();
         for (name, m) in &plan.middlewares {
             if let MiddlewareKind::BasicAuth(cfg) = &m.kind {
-                let a = crate::auth::BasicAuth::from_plan(cfg)
+                let a = crate::middleware::basic_auth::BasicAuth::from_plan(cfg)
                     .map_err(|e| ServeError::Auth(name.clone(), e))?;
                 auth.insert(name.clone(), Arc::new(a));
             }
@@ -315,13 +315,13 @@ impl Runtime {
             _ => crate::observe::Observer::new(
                 plan.metrics
                     .as_ref()
-                    .map(|m| Arc::new(crate::metrics::Metrics::new(m))),
+                    .map(|m| Arc::new(crate::observe::metrics::Metrics::new(m))),
                 plan.access_log.as_ref(),
             )
             .map_err(ServeError::AccessLog)?,
         };
         Ok(Runtime {
-            mirrors: crate::mirror::from_plan(&plan).into_iter().collect(),
+            mirrors: crate::proxy::mirror::from_plan(&plan).into_iter().collect(),
             cors: cors.into_iter().collect(),
             observer,
             tls: tls.into_iter().collect(),
@@ -357,7 +357,7 @@ impl Runtime {
 
     /// The Traefik-compatible API and the dashboard, if `uri` is one of their paths.
     fn api(&self, method: &http::Method, uri: &Uri) -> Option<Response<Body>> {
-        let r = crate::api::handle(
+        let r = crate::admin::api::handle(
             &self.plan,
             &self.upstreams,
             method,
@@ -413,7 +413,7 @@ impl Runtime {
     }
 
     /// Metrics, when the plan enables them.
-    pub fn metrics(&self) -> Option<&Arc<crate::metrics::Metrics>> {
+    pub fn metrics(&self) -> Option<&Arc<crate::observe::metrics::Metrics>> {
         self.observer.as_ref().and_then(|o| o.metrics.as_ref())
     }
 
@@ -430,7 +430,7 @@ impl Runtime {
         tls: bool,
         mut req: Request<RequestBody>,
     ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
-        let fields = match crate::strict::check_request(&mut req) {
+        let fields = match crate::proxy::strict::check_request(&mut req) {
             Ok(fields) => fields,
             Err(refused) => return Box::pin(std::future::ready(refused.response())),
         };
@@ -465,7 +465,7 @@ impl Runtime {
         peer: &Peer,
         tls: bool,
         req: &mut Request<RequestBody>,
-        mut fields: crate::strict::Fields,
+        mut fields: crate::proxy::strict::Fields,
     ) -> Arrival {
         // The host as a header value: a reference-counted copy of the request's, so it outlives
         // the changes middlewares make to the request without being copied.
@@ -518,7 +518,7 @@ impl Runtime {
                 .map(str::to_owned)
         };
         let facts = crate::observe::RequestFacts {
-            entrypoint: crate::metrics::Name::from(&*ep),
+            entrypoint: crate::observe::metrics::Name::from(&*ep),
             peer: peer.addr,
             method: req.method().as_str().to_owned(),
             path: req
@@ -667,7 +667,7 @@ impl Runtime {
         // (bridgectl retries once on another server by default).
         let mut retry = (2u32, Duration::ZERO);
         let mut sts: Option<String> = None;
-        let mut cors_after: Vec<(Arc<crate::cors::Cors>, String)> = Vec::new();
+        let mut cors_after: Vec<(Arc<crate::middleware::cors::Cors>, String)> = Vec::new();
         let mut changed_fields = false;
         for m in &router.middlewares {
             let Some(mw) = self.plan.middlewares.get(m) else {
@@ -675,7 +675,7 @@ impl Runtime {
             };
             if let Some(a) = self.auth.get(m) {
                 match Box::pin(a.verify(req.headers().get(header::AUTHORIZATION))).await {
-                    crate::auth::Verdict::Allowed { user } => {
+                    crate::middleware::basic_auth::Verdict::Allowed { user } => {
                         crate::observe::note(|s| s.user = Some(user.clone()));
                         if let Some(field) = a.header_field()
                             && let (Ok(name), Ok(value)) = (
@@ -689,8 +689,8 @@ impl Runtime {
                             req.headers_mut().remove(header::AUTHORIZATION);
                         }
                     }
-                    crate::auth::Verdict::Denied => {
-                        return crate::auth::unauthorized(a.realm()).map(|b| {
+                    crate::middleware::basic_auth::Verdict::Denied => {
+                        return crate::middleware::basic_auth::unauthorized(a.realm()).map(|b| {
                             Full::new(b)
                                 .map_err(|never: Infallible| match never {})
                                 .boxed()
@@ -795,10 +795,10 @@ impl Runtime {
                 }
                 MiddlewareKind::Headers(h) => {
                     if let Some(c) = self.cors.get(m) {
-                        if crate::cors::is_preflight(req.method(), req.headers()) {
+                        if crate::middleware::cors::is_preflight(req.method(), req.headers()) {
                             return preflight_response(c, req.headers(), &response_headers);
                         }
-                        cors_after.push((c.clone(), crate::cors::origin(req.headers()).to_owned()));
+                        cors_after.push((c.clone(), crate::middleware::cors::origin(req.headers()).to_owned()));
                     }
                     for (k, v) in &h.custom_request_headers {
                         let Ok(name) = http::HeaderName::from_bytes(k.as_bytes()) else {
@@ -858,7 +858,7 @@ impl Runtime {
             }
         }
         if changed_fields {
-            arrival.fields = crate::strict::Fields::of(req.headers());
+            arrival.fields = crate::proxy::strict::Fields::of(req.headers());
         }
         if router.service.ends_with("@internal") {
             // api@internal / dashboard@internal, after the router's middlewares (basicAuth in prod).
@@ -955,7 +955,7 @@ impl Runtime {
         let bodiless = !upgrade
             && hyper::body::Body::is_end_stream(&body)
             && !via.names().any(|m| self.mirrors.contains_key(m))
-            && crate::h1::eligible_by(&parts.method, &arrival.fields);
+            && crate::http1::client::eligible_by(&parts.method, &arrival.fields);
         let mut body = Some(body);
         let mut server = server;
         let mut target = target;
@@ -984,7 +984,7 @@ impl Runtime {
             };
             let sent = match self.clients.get(server.service(), server.url()) {
                 Some(c) if bodiless && c.takes_bodiless() => {
-                    let req = crate::h1::Bodiless {
+                    let req = crate::http1::client::Bodiless {
                         method: &parts.method,
                         target: uri.path_and_query().map_or("/", |pq| pq.as_str()),
                         host: Some(host_field),
@@ -1113,7 +1113,7 @@ impl Runtime {
 
     /// For a request through a mirroring service: picks the mirrors this request is copied to and
     /// a server in each, and sends the copies from a task once the body is complete (see
-    /// [`crate::mirror`]). Returns the body to forward to the main service.
+    /// [`crate::proxy::mirror`]). Returns the body to forward to the main service.
     fn mirror(
         &self,
         service: &str,
@@ -1160,7 +1160,7 @@ impl Runtime {
         headers.remove(header::CONTENT_LENGTH);
         headers.remove(header::TRANSFER_ENCODING);
         let (body, done) = if m.mirror_body {
-            let (tee, rx) = crate::mirror::Tee::new(body, m.max_body_size);
+            let (tee, rx) = crate::proxy::mirror::Tee::new(body, m.max_body_size);
             (tee.boxed_unsync(), Some(rx))
         } else {
             (body, None)
@@ -1229,7 +1229,7 @@ impl Runtime {
             )
         } else {
             (
-                crate::metrics::to_prometheus_text(&openmetrics),
+                crate::observe::metrics::to_prometheus_text(&openmetrics),
                 "text/plain; version=0.0.4; charset=utf-8",
             )
         };
@@ -1309,11 +1309,11 @@ impl Runtime {
 const MIRROR_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The CORS settings of every headers middleware that has some; a bad origin regex refuses the plan.
-fn cors_settings(plan: &Plan) -> Result<HashMap<String, Arc<crate::cors::Cors>>, ServeError> {
+fn cors_settings(plan: &Plan) -> Result<HashMap<String, Arc<crate::middleware::cors::Cors>>, ServeError> {
     let mut out = HashMap::new();
     for (name, m) in &plan.middlewares {
         if let MiddlewareKind::Headers(h) = &m.kind {
-            match crate::cors::Cors::from_plan(h) {
+            match crate::middleware::cors::Cors::from_plan(h) {
                 Ok(Some(c)) => {
                     out.insert(name.clone(), Arc::new(c));
                 }
@@ -1332,7 +1332,7 @@ fn cors_settings(plan: &Plan) -> Result<HashMap<String, Arc<crate::cors::Cors>>,
 /// The proxy's own answer to a CORS preflight: 200, empty body, the CORS headers, plus the
 /// response headers of the middlewares before this one (they wrap it, as in Traefik).
 fn preflight_response(
-    c: &crate::cors::Cors,
+    c: &crate::middleware::cors::Cors,
     request: &http::HeaderMap,
     earlier: &[(String, String)],
 ) -> Response<Body> {
@@ -1628,18 +1628,18 @@ struct Conn {
     /// Changes when the entry point shuts down (connections of the own HTTP/1.1 loop).
     stop: tokio::sync::watch::Receiver<()>,
     handshake_timeout: Duration,
-    limits: crate::h1serve::Limits,
+    limits: crate::http1::server::Limits,
 }
 
 /// Counts a connection in `traefik_open_connections` while it lives.
 struct OpenConnection {
-    metrics: Arc<crate::metrics::Metrics>,
-    ep: crate::metrics::Name,
+    metrics: Arc<crate::observe::metrics::Metrics>,
+    ep: crate::observe::metrics::Name,
 }
 
 impl OpenConnection {
-    fn new(metrics: Arc<crate::metrics::Metrics>, ep: &str) -> OpenConnection {
-        let ep = crate::metrics::Name::from(ep);
+    fn new(metrics: Arc<crate::observe::metrics::Metrics>, ep: &str) -> OpenConnection {
+        let ep = crate::observe::metrics::Name::from(ep);
         metrics.connection(&ep, 1);
         OpenConnection { metrics, ep }
     }
@@ -1695,10 +1695,10 @@ impl Conn {
             ..
         } = self;
         // Plain keep-alive requests are served by the own loop; the rest of the connection goes
-        // to hyper at the first request the loop does not take (see `crate::h1serve`).
+        // to hyper at the first request the loop does not take (see `crate::http1::server`).
         let answered = {
             let (current, ep, peer) = (&current, &ep, &peer);
-            crate::h1serve::serve(io, limits, &mut stop, move |req| {
+            crate::http1::server::serve(io, limits, &mut stop, move |req| {
                 current
                     .load_full()
                     .handle(ep.clone(), peer.clone(), tls, req)
@@ -1706,8 +1706,8 @@ impl Conn {
             .await
         };
         let io = match answered {
-            crate::h1serve::Outcome::Done => return,
-            crate::h1serve::Outcome::HandOver(io) => io,
+            crate::http1::server::Outcome::Done => return,
+            crate::http1::server::Outcome::HandOver(io) => io,
         };
         drop(stop);
         let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
@@ -1721,7 +1721,7 @@ impl Conn {
         });
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
         if let Err(e) = watcher.watch(conn.into_owned()).await {
-            crate::strict::count_connection_error(&*e);
+            crate::proxy::strict::count_connection_error(&*e);
         }
     }
 }
@@ -1772,7 +1772,7 @@ pub async fn serve_entrypoint(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     // Connections in the own HTTP/1.1 loop hold a receiver; all gone = all drained.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
-    let limits = crate::h1serve::Limits {
+    let limits = crate::http1::server::Limits {
         header_read,
         max_header: max_header.max(8192),
     };

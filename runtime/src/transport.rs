@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::pool::UpstreamBody;
+use crate::http1::pool::UpstreamBody;
 use bridge_plan::ServersTransport;
 use http::{Request, Response, Uri, header};
 use hyper_util::client::legacy::Client;
@@ -65,7 +65,7 @@ pub enum SendError {
     Client(#[from] hyper_util::client::legacy::Error),
     /// Connecting to an `http://` server or the exchange with it failed.
     #[error(transparent)]
-    Pool(#[from] crate::pool::PoolError),
+    Pool(#[from] crate::http1::pool::PoolError),
     /// No response headers within the transport's `responseHeaderTimeout`.
     #[error("no response headers within {0} ms (responseHeaderTimeout)")]
     HeaderTimeout(u128),
@@ -243,8 +243,8 @@ pub struct Upstream<B> {
     scheme: Scheme,
     /// The server URL's `host:port`, used as the authority when the `Host` value is unusable.
     authority: String,
-    /// `http://` servers: the proxy's own HTTP/1.1 pool (see [`crate::pool`]).
-    pool: Option<Arc<crate::pool::H1Pool<B>>>,
+    /// `http://` servers: the proxy's own HTTP/1.1 pool (see [`crate::http1::pool`]).
+    pool: Option<Arc<crate::http1::pool::H1Pool<B>>>,
     /// `https://` and `h2c://` servers: hyper-util's client (HTTP/2 multiplexing, ALPN).
     main: Client<Connector, B>,
     /// HTTP/1.1-only client for `Upgrade` requests to `https` servers.
@@ -307,11 +307,11 @@ where
         self.pool.is_some()
     }
 
-    /// Sends a borrowed request without a body (see [`crate::h1::Bodiless`]); `None` when this
+    /// Sends a borrowed request without a body (see [`crate::http1::client::Bodiless`]); `None` when this
     /// server's scheme needs an owned request ([`Upstream::takes_bodiless`] is false).
     pub async fn send_bodiless(
         &self,
-        req: crate::h1::Bodiless<'_>,
+        req: crate::http1::client::Bodiless<'_>,
     ) -> Option<Result<Response<UpstreamBody<B>>, SendError>> {
         let pool = self.pool.as_ref()?;
         Some(match self.header_timeout {
@@ -453,7 +453,7 @@ impl Builder {
             })
         };
         let pool = (scheme == Scheme::Http).then(|| {
-            crate::pool::H1Pool::new(
+            crate::http1::pool::H1Pool::new(
                 format!("{dial_host}:{port}"),
                 dial_timeout,
                 usize::try_from(t.max_idle_conns_per_host).unwrap_or(usize::MAX),

@@ -35,7 +35,10 @@
 //! Every state change is broadcast as a [`StateChange`] (see [`Upstreams::subscribe`]). Passive
 //! detection ([`Upstreams::report_failure`]) marks a server down at once on a connect failure or
 //! reset seen on live traffic and wakes the health checker of its load balancer
-//! ([`crate::health::HealthChecker`]) for an immediate probe of all its servers.
+//! ([`crate::upstream::health::HealthChecker`]) for an immediate probe of all its servers.
+
+
+pub mod health;
 
 use crate::FastMap;
 use std::fmt;
@@ -46,7 +49,7 @@ use bridge_plan::{HealthCheck, Plan, ServiceKind};
 use tokio::sync::{Notify, broadcast};
 use tokio::time::Instant;
 
-use crate::health::{ProbeTarget, ProbeTargetError};
+use crate::upstream::health::{ProbeTarget, ProbeTargetError};
 
 /// Deepest service nesting followed by [`Upstreams::pick`]; the compiler rejects cycles, this only
 /// guards against a plan that slipped through.
@@ -201,7 +204,7 @@ pub struct Via {
 
 impl Via {
     /// Records a mirroring service; past four, further ones are not recorded (plans with longer
-    /// chains are refused at start, see [`crate::mirror::too_deep`]).
+    /// chains are refused at start, see [`crate::proxy::mirror::too_deep`]).
     fn push(&mut self, name: &Arc<str>) {
         if let Some(slot) = self.names.iter_mut().find(|n| n.is_none()) {
             *slot = Some(name.clone());
@@ -288,7 +291,7 @@ enum NodeKind {
     },
 }
 
-/// A load balancer's servers and health-check settings (read by [`crate::health`]).
+/// A load balancer's servers and health-check settings (read by [`crate::upstream::health`]).
 #[derive(Debug)]
 pub(crate) struct Lb {
     pub(crate) servers: Vec<Slot>,
@@ -693,7 +696,7 @@ impl Upstreams {
         }
     }
 
-    /// A probe result of load balancer `node` was recorded (called by [`crate::health`]).
+    /// A probe result of load balancer `node` was recorded (called by [`crate::upstream::health`]).
     pub(crate) fn probe_recorded(&self, node: usize) {
         if let Some(lb) = self.lb(node) {
             lb.probes.fetch_add(1, Ordering::AcqRel);

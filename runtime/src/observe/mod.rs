@@ -11,6 +11,10 @@
 //! counted, never blocking the proxy. Formats: Traefik's `common` (CLF plus request count, router,
 //! server URL and duration), `genericCLF` and `json` (Traefik's field names). Times are UTC.
 
+
+pub mod logging;
+pub mod metrics;
+
 use std::cell::RefCell;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -24,7 +28,7 @@ use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::Instant;
 
 use crate::deadline::BoxError;
-use crate::metrics::{Metrics, Name, RequestSample, file_name};
+use crate::observe::metrics::{Metrics, Name, RequestSample, file_name};
 
 /// What request handling learnt about where a request went.
 #[derive(Debug, Default, Clone)]

@@ -6,8 +6,8 @@
 //! connection is the warmest) and hands a connection back when the response body has been read
 //! to its end, so a connection serves one exchange at a time.
 //!
-//! - Requests without a body (see [`crate::h1::eligible`]) are exchanged by the proxy's own codec
-//!   ([`crate::h1`]) on raw TCP connections, in the request's task; all others through hyper's
+//! - Requests without a body (see [`crate::http1::client::eligible`]) are exchanged by the proxy's own codec
+//!   ([`crate::http1::client`]) on raw TCP connections, in the request's task; all others through hyper's
 //!   `conn::http1`, whose idle `SendRequest` handles are kept in a second list.
 //! - A connection found closed, or one whose request hyper reports as never sent (the server
 //!   closed it while idle), is dropped and the request goes out on another one: like hyper-util's
@@ -33,7 +33,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use crate::h1::{self, H1Error, Step};
+use crate::http1::client::{self as h1, H1Error, Step};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -76,7 +76,7 @@ struct Idle<B> {
     since: Instant,
 }
 
-/// A raw connection between exchanges of [`crate::h1`]; `buf` is empty when it is idle.
+/// A raw connection between exchanges of [`crate::http1::client`]; `buf` is empty when it is idle.
 struct Raw {
     io: TcpStream,
     buf: BytesMut,
@@ -230,7 +230,7 @@ impl<B> H1Pool<B> {
             if !raw_is_closed(&c.conn) {
                 return Some(c.conn);
             }
-            crate::strict::Discard::IdleActivity.count();
+            crate::proxy::strict::Discard::IdleActivity.count();
         }
         None
     }
@@ -266,7 +266,7 @@ impl<B> H1Pool<B> {
         if !conn.buf.is_empty() {
             // Bytes past the end of the response its framing delimits: they would be read as
             // the next response, so the connection goes (RFC 9112 §9.3, §6.3).
-            crate::strict::Discard::ExtraBytes.count();
+            crate::proxy::strict::Discard::ExtraBytes.count();
             return;
         }
         if self.max_idle == 0 {
@@ -381,7 +381,7 @@ where
                     // connection; RFC 9112 §6.3 says the framing is in doubt: not reused, and
                     // the length is not passed on.
                     let ambiguous =
-                        crate::h1::ambiguous_framing(resp.version(), resp.headers_mut());
+                        crate::http1::client::ambiguous_framing(resp.version(), resp.headers_mut());
                     let back = (!upgrading && !ambiguous).then(|| Return {
                         tx,
                         pool: Arc::downgrade(self),
@@ -397,7 +397,7 @@ where
         }
     }
 
-    /// The exchange of a request without a body by [`crate::h1`], in this task. The caller
+    /// The exchange of a request without a body by [`crate::http1::client`], in this task. The caller
     /// vouches that the request is [`h1::eligible`].
     pub async fn send_bodiless(
         self: &Arc<Self>,

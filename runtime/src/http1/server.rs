@@ -28,7 +28,7 @@ use std::io::Write as _;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 
-use crate::h1::put_field;
+use crate::http1::client::put_field;
 
 /// Most header fields in a request this loop takes (hyper's default; more goes to hyper).
 const MAX_HEADERS: usize = 100;
@@ -189,7 +189,7 @@ fn head_may_end(buf: &[u8], scanned: usize) -> bool {
 
 /// Answers a head over the size limit with 431 and closes, as hyper does (counted).
 async fn too_large<I: AsyncWrite + Unpin>(io: &mut I) -> std::io::Result<()> {
-    crate::strict::count_head_too_large();
+    crate::proxy::strict::count_head_too_large();
     io.write_all(
         b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
     )
@@ -217,7 +217,7 @@ enum Taken {
 /// Takes the next request head off `buf` if this loop serves it; `spans` is the connection's
 /// list for the fields' offsets. Synchronous, so the parser's slots live on the stack, not in
 /// the connection's future.
-fn take(buf: &mut BytesMut, spans: &mut Vec<crate::h1::Field>, max_header: usize) -> Taken {
+fn take(buf: &mut BytesMut, spans: &mut Vec<crate::http1::client::Field>, max_header: usize) -> Taken {
     // Uninitialised slots: zeroing 100 of them (3 KiB) per request showed in profiles.
     let mut slots =
         [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
@@ -244,7 +244,7 @@ fn take(buf: &mut BytesMut, spans: &mut Vec<crate::h1::Field>, max_header: usize
     };
     let start = path.as_ptr() as usize - buf.as_ptr() as usize;
     let target = (start, start + path.len());
-    crate::h1::field_spans(buf, req.headers, spans);
+    crate::http1::client::field_spans(buf, req.headers, spans);
     let fields = &spans[..];
     let mut close = false;
     for f in fields {
@@ -257,10 +257,10 @@ fn take(buf: &mut BytesMut, spans: &mut Vec<crate::h1::Field>, max_header: usize
             return Taken::Other;
         }
         if name.eq_ignore_ascii_case(b"connection") {
-            if crate::h1::value_has_token(value, b"upgrade") {
+            if crate::http1::client::value_has_token(value, b"upgrade") {
                 return Taken::Other;
             }
-            close |= crate::h1::value_has_token(value, b"close");
+            close |= crate::http1::client::value_has_token(value, b"close");
         }
     }
     let head = buf.split_to(len).freeze();
@@ -275,12 +275,12 @@ fn request(
     head: &Bytes,
     method: Method,
     target: (usize, usize),
-    fields: &[crate::h1::Field],
+    fields: &[crate::http1::client::Field],
 ) -> Option<Request<RequestBody>> {
     let uri = Uri::from_maybe_shared(head.slice(target.0..target.1)).ok()?;
     // No room kept for the forwarding fields: requests to `http://` servers get them written
     // apart, without touching the map.
-    let headers = crate::h1::header_map(head, fields, 0)?;
+    let headers = crate::http1::client::header_map(head, fields, 0)?;
     let mut req = Request::new(RequestBody::Empty);
     *req.method_mut() = method;
     *req.uri_mut() = uri;
@@ -329,7 +329,7 @@ where
         || status == StatusCode::NOT_MODIFIED;
     let mut keep = true;
     // Interim responses the server sent first go out first (RFC 9110 §15.2).
-    if let Some(interims) = parts.extensions.get::<crate::h1::Interims>() {
+    if let Some(interims) = parts.extensions.get::<crate::http1::client::Interims>() {
         for i in &interims.0 {
             out.extend_from_slice(b"HTTP/1.1 ");
             out.extend_from_slice(i.status.as_str().as_bytes());
@@ -358,7 +358,7 @@ where
             if status == StatusCode::NO_CONTENT {
                 continue;
             }
-            match crate::h1::parse_decimal(value.as_bytes()) {
+            match crate::http1::client::parse_decimal(value.as_bytes()) {
                 Some(n) if !has_length => {
                     length = Some(n);
                     has_length = true;
@@ -370,7 +370,7 @@ where
         if name == header::DATE {
             has_date = true;
         }
-        if name == header::CONNECTION && crate::h1::value_has_token(value.as_bytes(), b"close") {
+        if name == header::CONNECTION && crate::http1::client::value_has_token(value.as_bytes(), b"close") {
             keep = false;
         }
         put_field(out, name.as_str().as_bytes(), value.as_bytes());
@@ -507,7 +507,7 @@ pub fn fuzz_request_heads(data: &[u8]) {
     while !buf.is_empty() {
         match take(&mut buf, &mut spans, 64 * 1024) {
             Taken::Request(mut req, _) => {
-                let _ = crate::strict::check_request(&mut req);
+                let _ = crate::proxy::strict::check_request(&mut req);
             }
             Taken::Partial | Taken::Other | Taken::Refused(_) => return,
         }

@@ -235,12 +235,12 @@ impl Metrics {
         registry.register(
             "bridge_requests_refused",
             "Requests refused before routing (RFC 9112 rules: Host, transfer codings, lengths), by reason.",
-            crate::strict::REFUSED.clone(),
+            crate::proxy::strict::REFUSED.clone(),
         );
         registry.register(
             "bridge_upstream_connections_discarded",
             "Connections to servers closed instead of reused because their framing was in doubt, by reason.",
-            crate::strict::DISCARDED.clone(),
+            crate::proxy::strict::DISCARDED.clone(),
         );
         last_reload_success.set(1);
         Metrics {

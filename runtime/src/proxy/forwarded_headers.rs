@@ -323,7 +323,7 @@ impl Forwarded {
     pub fn write(&self, src: &Sources<'_>, out: &mut Vec<u8>) {
         let mut digits = [0u8; 5];
         self.each(src, false, &mut digits, |name, value| {
-            crate::h1::put_field(out, name.as_str().as_bytes(), value);
+            crate::http1::client::put_field(out, name.as_str().as_bytes(), value);
         });
     }
 
@@ -486,7 +486,7 @@ pub fn host_port(host: &str) -> Option<u16> {
             &b[i + 1..]
         }
     };
-    crate::h1::parse_decimal(after).and_then(|p| u16::try_from(p).ok())
+    crate::http1::client::parse_decimal(after).and_then(|p| u16::try_from(p).ok())
 }
 
 #[cfg(test)]

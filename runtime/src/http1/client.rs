@@ -4,7 +4,7 @@
 //! connection and its response read by the task of the request itself: hyper's client hands
 //! every request through a channel to a per-connection task and back, which on loopback cost
 //! more CPU than the exchange. Requests with bodies and upgrades still go through hyper (see
-//! [`crate::pool`]).
+//! [`crate::http1::pool`]).
 //!
 //! Message framing follows RFC 9112 §6.3: no body after HEAD, 1xx, 204 and 304; a final
 //! `chunked` transfer coding is decoded; any other transfer coding is read until the server
@@ -63,11 +63,11 @@ impl H1Error {
 /// True for a request this codec carries: no body, no upgrade, no `Expect`, and a method a
 /// server may receive twice (a stale keep-alive connection is retried on a new one).
 pub fn eligible(method: &Method, headers: &HeaderMap, body_is_empty: bool) -> bool {
-    body_is_empty && eligible_by(method, &crate::strict::Fields::of(headers))
+    body_is_empty && eligible_by(method, &crate::proxy::strict::Fields::of(headers))
 }
 
 /// [`eligible`] from what the request checks already saw of the fields (no lookups).
-pub fn eligible_by(method: &Method, fields: &crate::strict::Fields) -> bool {
+pub fn eligible_by(method: &Method, fields: &crate::proxy::strict::Fields) -> bool {
     matches!(
         *method,
         Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
@@ -89,7 +89,7 @@ pub struct Bodiless<'a> {
     /// The fields, as forwarding left them.
     pub headers: &'a HeaderMap,
     /// Fields written after `headers` (the forwarding fields, none of them in `headers`).
-    pub extra: Option<(&'a crate::forward::Forwarded, crate::forward::Sources<'a>)>,
+    pub extra: Option<(&'a crate::proxy::forwarded_headers::Forwarded, crate::proxy::forwarded_headers::Sources<'a>)>,
 }
 
 /// Appends the request head: request line in origin form, `Host` first when given apart, the
@@ -198,7 +198,7 @@ pub struct Head {
     /// HTTP/1.0 or HTTP/1.1.
     pub version: Version,
     /// Header fields as received (values share the head's bytes), without the hop-by-hop ones
-    /// (RFC 9110 §7.6.1: those of [`crate::forward::HOP_BY_HOP`] and those `Connection` names):
+    /// (RFC 9110 §7.6.1: those of [`crate::proxy::forwarded_headers::HOP_BY_HOP`] and those `Connection` names):
     /// they describe this connection only and never reach the client.
     pub headers: HeaderMap,
     /// How the body is delimited.
@@ -272,7 +272,7 @@ pub fn parse_head(
     // RFC 9112 §6.1: `Transfer-Encoding` in an HTTP/1.0 message means faulty framing.
     ambiguous |= facts.transfer_encoding && version == Version::HTTP_10;
     if ambiguous {
-        crate::strict::Discard::AmbiguousFraming.count();
+        crate::proxy::strict::Discard::AmbiguousFraming.count();
     }
     let keep_alive = !ambiguous
         && framing != Framing::Close
@@ -298,7 +298,7 @@ fn end_to_end_map(head: &Bytes, fields: &[Field], facts: &Facts) -> Option<Heade
     let mut headers = HeaderMap::with_capacity(fields.len());
     for f in fields {
         let name = f.name(head);
-        if crate::forward::is_hop_by_hop(name)
+        if crate::proxy::forwarded_headers::is_hop_by_hop(name)
             || facts.connection_lists(head, fields, name)
             || (facts.transfer_encoding && name.eq_ignore_ascii_case(b"content-length"))
         {
@@ -363,7 +363,7 @@ impl Facts {
                         f.close = true;
                     } else if token.eq_ignore_ascii_case(b"keep-alive") {
                         f.keep_alive = true;
-                    } else if !token.is_empty() && !crate::forward::is_hop_by_hop(token) {
+                    } else if !token.is_empty() && !crate::proxy::forwarded_headers::is_hop_by_hop(token) {
                         match f.named.get_mut(f.n_named) {
                             Some(slot) => {
                                 *slot = (start, start + token.len());
@@ -429,7 +429,7 @@ pub fn ambiguous_framing(version: Version, headers: &mut HeaderMap) -> bool {
     let both = headers.remove(header::CONTENT_LENGTH).is_some();
     let ambiguous = both || version == Version::HTTP_10;
     if ambiguous {
-        crate::strict::Discard::AmbiguousFraming.count();
+        crate::proxy::strict::Discard::AmbiguousFraming.count();
     }
     ambiguous
 }
@@ -923,7 +923,7 @@ mod tests {
             HeaderValue::from_static("192.0.2.1"),
             HeaderValue::from_static("bridge"),
         );
-        let inc = crate::forward::Incoming {
+        let inc = crate::proxy::forwarded_headers::Incoming {
             peer: "192.0.2.1".parse().unwrap(),
             peer_value: &peer,
             tls: false,
@@ -932,12 +932,12 @@ mod tests {
             entrypoint_port: 80,
             server_name: &server,
         };
-        let trust = crate::forward::Trust::new(&bridge_plan::ForwardedHeaders {
+        let trust = crate::proxy::forwarded_headers::Trust::new(&bridge_plan::ForwardedHeaders {
             insecure: true,
             trusted_ips: Vec::new(),
         });
-        let f = crate::forward::forwarded(&mut sent, &inc, &trust);
-        let src = crate::forward::Sources {
+        let f = crate::proxy::forwarded_headers::forwarded(&mut sent, &inc, &trust);
+        let src = crate::proxy::forwarded_headers::Sources {
             host: Some(&to),
             peer: &peer,
             server_name: &server,
@@ -1035,7 +1035,7 @@ mod tests {
             let mut expected: Vec<(String, String)> = std::iter::once(("content-length".to_owned(), "0".to_owned()))
                 .chain(fields.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.clone())))
                 .filter(|(n, _)| {
-                    !crate::forward::is_hop_by_hop(n.as_bytes()) && !listed.contains(n)
+                    !crate::proxy::forwarded_headers::is_hop_by_hop(n.as_bytes()) && !listed.contains(n)
                 })
                 .collect();
             let mut got: Vec<(String, String)> = h

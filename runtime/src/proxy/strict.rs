@@ -1,7 +1,7 @@
 //! RFC 9112 strictness at the edge: what a request must look like before anything routes it,
 //! and the counters of what the proxy refused or threw away.
 //!
-//! Both server paths (the own loop in [`crate::h1serve`] and hyper's) end in
+//! Both server paths (the own loop in [`crate::http1::server`] and hyper's) end in
 //! [`check_request`], so one set of rules decides; hyper has already refused what its parser
 //! refuses (obs-fold, bare CR, NUL and other control bytes, a space before the colon, bad or
 //! conflicting `Content-Length`, a non-chunked final transfer coding). What it lets through and
@@ -305,7 +305,7 @@ fn drop_h2c(headers: &mut HeaderMap) {
     let lists_h2c = headers
         .get_all(header::UPGRADE)
         .iter()
-        .any(|v| crate::h1::value_has_token(v.as_bytes(), b"h2c"));
+        .any(|v| crate::http1::client::value_has_token(v.as_bytes(), b"h2c"));
     if !lists_h2c {
         return;
     }
@@ -352,7 +352,7 @@ pub fn valid_host(value: &[u8]) -> bool {
     };
     if let Some(port) = port
         && !(port.iter().all(u8::is_ascii_digit)
-            && (port.is_empty() || crate::h1::parse_decimal(port).is_some_and(|p| p <= 65_535)))
+            && (port.is_empty() || crate::http1::client::parse_decimal(port).is_some_and(|p| p <= 65_535)))
     {
         return false;
     }
@@ -415,7 +415,7 @@ pub struct Reason {
 }
 
 /// Requests refused before routing, by [`Refusal::reason`] (process-wide: registered by
-/// [`crate::metrics`], so they count whether or not metrics are configured at the time).
+/// [`crate::observe::metrics`], so they count whether or not metrics are configured at the time).
 pub static REFUSED: LazyLock<Family<Reason, Counter>> = LazyLock::new(Family::default);
 
 /// Upstream connections closed instead of reused, by [`Discard`].
@@ -595,7 +595,7 @@ mod tests {
         check_request(&mut r).unwrap();
         assert!(!r.headers().contains_key("upgrade"));
         assert!(!r.headers().contains_key("http2-settings"));
-        assert!(!crate::forward::is_upgrade(r.headers()));
+        assert!(!crate::proxy::forwarded_headers::is_upgrade(r.headers()));
         let mut r = req(
             V11,
             "/",
