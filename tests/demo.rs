@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use bridge_runtime::server::{HttpProber, Runtime, serve_entrypoint};
+use bridge_runtime::{Runtime, serve_entrypoint};
 use bridge_tests::sim::simulate;
 
 fn arg(args: &[String], flag: &str, default: &str) -> String {
@@ -73,7 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let runtime = Arc::new(Runtime::new(Arc::new(plan), resolve.clone())?);
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut health_stop = stop_rx.clone();
-        let checker = bridge_runtime::upstream::health::HealthChecker::spawn(runtime.upstreams(), Arc::new(HttpProber::new(resolve)), async move {
+        let checker = bridge_runtime::upstream::health::HealthChecker::spawn(runtime.upstreams(), Arc::new(runtime.prober()), async move {
             let _ = health_stop.changed().await;
         });
         let _ = tokio::time::timeout(Duration::from_secs(10), checker.wait_ready()).await;

@@ -9,19 +9,18 @@
 //!    so the shape checks and `Plan::check_consistency` see every mutation;
 //! 3. an accepted plan, written with `Plan::to_file_string`, must load back equal (but for `hash`:
 //!    see `accepted`), and writing it again must give the same text;
-//! 4. an accepted plan goes through the file-free steps of `bridge_runtime::server::Runtime::new`,
-//!    in its order and stopping where it would refuse the plan: middleware kinds and
-//!    `mirror::too_deep`, `Upstreams::from_plan`, `RouteTable::build` per entry point (plain and
-//!    TLS), basicAuth users, middleware regexes, forwarded-header trust, IP allow lists, CORS,
-//!    mirroring state; then the health-check targets, metrics rendering and the API pages.
-//!    Left out because they read files named in the plan: TLS certificates, servers-transport CA
-//!    files, the access log, a basicAuth `usersFile` (cleared here).
+//! 4. an accepted plan, with the settings that name files (or open one) removed, is built by
+//!    `bridge_runtime::Runtime::new` — every middleware, route table, upstream, TLS configuration
+//!    and client, as when serving it; when it is accepted, the metrics and the API pages are
+//!    rendered from it. Left out because they read files named in the plan or start a writer:
+//!    TLS certificates and client-auth CA files, servers-transport CA files, a basicAuth
+//!    `usersFile`, the access log.
 #![no_main]
 
+use std::sync::Arc;
+
 use bridge_plan::canonical::hashed_content;
-use bridge_plan::{MiddlewareKind, Plan, ServiceKind, load_verified, sha256_of};
-use bridge_runtime::routing::RouteTable;
-use bridge_runtime::upstream::Upstreams;
+use bridge_plan::{MiddlewareKind, Plan, load_verified, sha256_of};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -36,82 +35,36 @@ fn resealed(data: &[u8]) -> Option<Vec<u8>> {
     serde_json::to_vec(&Value::Object(obj)).ok()
 }
 
-/// What `Runtime::new` does with a plan, minus the steps that read files.
-fn runtime_builds(plan: &Plan) {
-    let implemented = plan.middlewares.values().all(|m| {
-        matches!(
-            m.kind,
-            MiddlewareKind::Headers(_)
-                | MiddlewareKind::BasicAuth(_)
-                | MiddlewareKind::StripPrefix(_)
-                | MiddlewareKind::AddPrefix(_)
-                | MiddlewareKind::ReplacePath(_)
-                | MiddlewareKind::StripPrefixRegex(_)
-                | MiddlewareKind::RedirectScheme(_)
-                | MiddlewareKind::RedirectRegex(_)
-                | MiddlewareKind::IpAllowList(_)
-                | MiddlewareKind::Retry(_)
-        )
-    });
-    if !implemented || !bridge_runtime::proxy::mirror::too_deep(plan).is_empty() {
-        return;
+/// `plan` without the settings that read files or start a log writer.
+fn without_files(plan: &Plan) -> Plan {
+    let mut plan = plan.clone();
+    plan.tls.certificates.clear();
+    plan.tls.default_certificate = None;
+    for options in plan.tls.options.values_mut() {
+        if let Some(auth) = &mut options.client_auth {
+            auth.ca_files.clear();
+        }
     }
-    let Ok(upstreams) = Upstreams::from_plan(plan) else {
+    for t in plan.servers_transports.values_mut() {
+        t.root_cas.clear();
+    }
+    for m in plan.middlewares.values_mut() {
+        if let MiddlewareKind::BasicAuth(cfg) = &mut m.kind {
+            cfg.users_file = None;
+        }
+    }
+    plan.access_log = None;
+    plan
+}
+
+/// What bridge-runtime builds from a plan before serving it, and what it renders from it.
+fn runtime_builds(plan: &Plan) {
+    let plan = Arc::new(without_files(plan));
+    let Ok(runtime) = bridge_runtime::Runtime::new(plan.clone(), Default::default()) else {
         return;
     };
-    for name in plan.entrypoints.keys() {
-        for tls in [false, true] {
-            if RouteTable::build(plan, name, tls).is_err() {
-                return;
-            }
-        }
-    }
-    for m in plan.middlewares.values() {
-        match &m.kind {
-            MiddlewareKind::BasicAuth(cfg) => {
-                let mut cfg = cfg.clone();
-                cfg.users_file = None;
-                if bridge_runtime::middleware::basic_auth::BasicAuth::from_plan(&cfg).is_err() {
-                    return;
-                }
-            }
-            MiddlewareKind::StripPrefixRegex(x) => {
-                if x.regex.iter().any(|r| regex::Regex::new(r).is_err()) {
-                    return;
-                }
-            }
-            MiddlewareKind::RedirectRegex(x) => {
-                if regex::Regex::new(&x.regex).is_err() {
-                    return;
-                }
-            }
-            MiddlewareKind::IpAllowList(al) => {
-                let _ = bridge_runtime::proxy::forwarded_headers::parse_nets(&al.source_range);
-            }
-            MiddlewareKind::Headers(h) => {
-                if bridge_runtime::middleware::cors::Cors::from_plan(h).is_err() {
-                    return;
-                }
-            }
-            _ => {}
-        }
-    }
-    for ep in plan.entrypoints.values() {
-        let _ = bridge_runtime::proxy::forwarded_headers::Trust::new(&ep.forwarded_headers);
-    }
-    let _ = bridge_runtime::proxy::mirror::from_plan(plan);
-
-    for service in plan.services.values() {
-        if let ServiceKind::LoadBalancer(lb) = &service.kind
-            && let Some(check) = &lb.health_check
-        {
-            for srv in &lb.servers {
-                let _ = bridge_runtime::upstream::health::ProbeTarget::new(check, &srv.url);
-            }
-        }
-    }
-    if let Some(cfg) = &plan.metrics {
-        let _ = bridge_runtime::observe::metrics::Metrics::new(cfg).render(plan, &upstreams);
+    if let Some(metrics) = runtime.metrics() {
+        let _ = metrics.render(&plan, runtime.upstreams());
     }
     let get = http::Method::GET;
     for path in [
@@ -122,8 +75,14 @@ fn runtime_builds(plan: &Plan) {
         "/api/http/services",
         "/api/http/middlewares",
     ] {
-        let _ =
-            bridge_runtime::admin::api::handle(plan, &upstreams, &get, path, None, "2026-01-01T00:00:00Z");
+        let _ = bridge_runtime::admin::api::handle(
+            &plan,
+            runtime.upstreams(),
+            &get,
+            path,
+            None,
+            "2026-01-01T00:00:00Z",
+        );
     }
 }
 

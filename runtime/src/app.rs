@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use bridge_plan::Plan;
 
+use crate::listener::{listen_addr, serve_entrypoint};
+use crate::runtime::Runtime;
 use crate::upstream::health::HealthChecker;
-use crate::server::{Runtime, listen_addr, serve_entrypoint};
 
 /// Serves `plan` until SIGTERM or Ctrl-C. `binds` override entry point addresses, `resolve` pins
 /// backend host names; with `reload_from`, SIGHUP loads that plan file again.
@@ -27,7 +28,7 @@ pub async fn serve(
     let runtime = Arc::new(Runtime::new(plan.clone(), resolve.clone())?);
     crate::notify::check_activated(plan.entrypoints.keys().map(String::as_str))?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut checker = start_checks(&runtime, &resolve);
+    let mut checker = start_checks(&runtime);
     // No request reaches a server before it answered a probe; wait for the first round (bounded).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), checker.0.wait_ready()).await;
     let current = Arc::new(arc_swap::ArcSwap::new(runtime));
@@ -48,7 +49,7 @@ pub async fn serve(
             tokio::net::TcpListener::from_std(activated)?
         } else {
             let addr = listen_addr(name, &ep.address, &binds)?;
-            crate::listener::bind(addr).map_err(|source| crate::server::ServeError::Bind {
+            crate::listener::bind(addr).map_err(|source| crate::runtime::ServeError::Bind {
                 name: name.clone(),
                 addr,
                 source,
@@ -106,10 +107,7 @@ pub async fn serve(
 }
 
 /// Starts health checks for a runtime; the sender stops them.
-fn start_checks(
-    runtime: &Runtime,
-    resolve: &HashMap<String, IpAddr>,
-) -> (HealthChecker, tokio::sync::watch::Sender<bool>) {
+fn start_checks(runtime: &Runtime) -> (HealthChecker, tokio::sync::watch::Sender<bool>) {
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     // Every server state change of this runtime's upstreams is logged and, with metrics,
     // counted (the failover counters).
@@ -140,7 +138,7 @@ fn start_checks(
     });
     let checker = HealthChecker::spawn(
         runtime.upstreams(),
-        Arc::new(runtime.prober(resolve.clone())),
+        Arc::new(runtime.prober()),
         async move {
             let _ = rx.changed().await;
         },
@@ -168,13 +166,9 @@ async fn reload(
         return Err("the new plan changes entry points or their addresses; restart bridge-runtime to apply it".into());
     }
     let hash = plan.hash.clone();
-    let next = Arc::new(Runtime::new_after(
-        Arc::new(plan),
-        resolve.clone(),
-        Some(&old),
-    )?);
+    let next = Arc::new(Runtime::reload(&old, Arc::new(plan), resolve)?);
     let carried = next.carry_health_from(&old);
-    let checks = start_checks(&next, resolve);
+    let checks = start_checks(&next);
     // Servers new to this plan are probed before they get traffic.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), checks.0.wait_ready()).await;
     current.store(next);

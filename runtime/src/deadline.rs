@@ -14,7 +14,7 @@ use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
 /// Boxed error type shared by the proxy's bodies.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub use crate::body::BoxError;
 
 /// The deadline passed before the body was complete.
 #[derive(Debug, thiserror::Error)]

@@ -11,6 +11,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod body;
 pub mod deadline;
 pub mod http1;
 pub mod listener;
@@ -20,11 +21,15 @@ pub mod notify;
 pub mod observe;
 pub mod proxy;
 pub mod routing;
+pub mod runtime;
 pub mod self_probe;
-pub mod server;
 pub mod tls;
 pub mod transport;
 pub mod upstream;
+
+pub use listener::{listen_addr, serve_entrypoint};
+pub use runtime::{EntryId, Runtime, ServeError};
+pub use upstream::probe::HttpProber;
 
 /// The maps the request path looks names up in (routers, services, server URLs, entry points).
 /// Their keys come from the plan, never from a client, so a fast seeded hash (foldhash) is used

@@ -1,4 +1,7 @@
-//! Listening sockets and the process's file-descriptor budget.
+//! Listening sockets, the process's file-descriptor budget, and the accept loop of each entry
+//! point: a connection's first byte tells TLS from plain HTTP, plain keep-alive requests go to the
+//! own HTTP/1.1 loop ([`crate::http1::server`]) and the rest of the connection to hyper; on
+//! shutdown the listener closes and connections drain for the entry point's grace time.
 //!
 //! A burst of connections must find room in the accept queue: tokio binds with a fixed backlog,
 //! so listeners are made here with the largest one the kernel allows (`net.core.somaxconn`
@@ -7,7 +10,18 @@
 //! `accept` fails with `EMFILE`/`ENFILE` while the connection stays queued, so retrying at once
 //! spins; [`exhausted`] tells the accept loop to pause instead.
 
+use std::collections::HashMap;
+use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::Request;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+
+use crate::http1::server::RequestBody;
+use crate::proxy::Peer;
+use crate::runtime::{EntryId, Runtime};
 
 /// Backlog asked for; the kernel silently lowers it to `net.core.somaxconn`.
 const BACKLOG: i32 = 65_535;
@@ -61,6 +75,242 @@ pub fn exhausted(e: &std::io::Error) -> bool {
 /// How long the accept loop pauses after [`exhausted`]: long enough not to spin, short enough
 /// that accepting resumes soon after descriptors free up.
 pub const EXHAUSTED_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Resolves an entry point's listen address: `--bind` override, else the plan's (`:80` → all interfaces).
+pub fn listen_addr(
+    name: &str,
+    address: &str,
+    binds: &HashMap<String, SocketAddr>,
+) -> Result<SocketAddr, crate::runtime::ServeError> {
+    if let Some(a) = binds.get(name) {
+        return Ok(*a);
+    }
+    let hostport = address.split('/').next().unwrap_or(address);
+    let full = if hostport.starts_with(':') {
+        format!("0.0.0.0{hostport}")
+    } else {
+        hostport.to_owned()
+    };
+    full.parse()
+        .map_err(|_| crate::runtime::ServeError::Address(name.to_owned(), address.to_owned()))
+}
+
+/// One accepted connection of an entry point, before its protocol is known.
+struct Conn {
+    current: Arc<arc_swap::ArcSwap<Runtime>>,
+    ep: EntryId,
+    peer: Peer,
+    builder: hyper_util::server::conn::auto::Builder<TokioExecutor>,
+    watcher: hyper_util::server::graceful::Watcher,
+    /// Changes when the entry point shuts down (connections of the own HTTP/1.1 loop).
+    stop: tokio::sync::watch::Receiver<()>,
+    handshake_timeout: Duration,
+    limits: crate::http1::server::Limits,
+    /// The entry point's name, for the open-connections gauge.
+    name: Arc<str>,
+}
+
+/// Counts a connection in `traefik_open_connections` while it lives.
+struct OpenConnection {
+    metrics: Arc<crate::observe::metrics::Metrics>,
+    ep: crate::observe::metrics::Name,
+}
+
+impl OpenConnection {
+    fn new(metrics: Arc<crate::observe::metrics::Metrics>, ep: &str) -> OpenConnection {
+        let ep = crate::observe::metrics::Name::from(ep);
+        metrics.connection(&ep, 1);
+        OpenConnection { metrics, ep }
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.metrics.connection(&self.ep, -1);
+    }
+}
+
+/// First byte of a TLS handshake record.
+const TLS_HANDSHAKE: u8 = 0x16;
+
+impl Conn {
+    /// On an entry point with TLS, the first byte tells a TLS handshake from plain HTTP (as in
+    /// Traefik); the handshake must finish within the header-read bound.
+    async fn run(self, stream: tokio::net::TcpStream, tls: Option<Arc<rustls::ServerConfig>>) {
+        let _open = self
+            .current
+            .load()
+            .metrics()
+            .map(|m| OpenConnection::new(m.clone(), &self.name));
+        let Some(cfg) = tls else {
+            return self.serve(stream, false).await;
+        };
+        let mut first = [0u8; 1];
+        let deadline = tokio::time::Instant::now() + self.handshake_timeout;
+        match tokio::time::timeout_at(deadline, stream.peek(&mut first)).await {
+            Ok(Ok(1)) if first[0] == TLS_HANDSHAKE => {}
+            Ok(Ok(1)) => return self.serve(stream, false).await,
+            _ => return,
+        }
+        let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
+        if let Ok(Ok(tls_stream)) = tokio::time::timeout_at(deadline, acceptor.accept(stream)).await
+        {
+            self.serve(tls_stream, true).await;
+        }
+    }
+
+    async fn serve<I>(self, io: I, tls: bool)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let Conn {
+            current,
+            ep,
+            peer,
+            builder,
+            watcher,
+            mut stop,
+            limits,
+            ..
+        } = self;
+        // Plain keep-alive requests are served by the own loop; the rest of the connection goes
+        // to hyper at the first request the loop does not take (see `crate::http1::server`).
+        let answered = {
+            let (current, ep, peer) = (&current, &ep, &peer);
+            crate::http1::server::serve(io, limits, &mut stop, move |req| {
+                current.load_full().handle(*ep, peer.clone(), tls, req)
+            })
+            .await
+        };
+        let io = match answered {
+            crate::http1::server::Outcome::Done => return,
+            crate::http1::server::Outcome::HandOver(io) => io,
+        };
+        drop(stop);
+        let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+            // Each request sees the plan current when it arrived (SIGHUP swaps it atomically).
+            let rt = current.load_full();
+            // Boxed: hyper keeps the future in its dispatcher, and moving the unboxed state
+            // machine (kilobytes) there on every request showed as memcpy in profiles.
+            let fut = rt.handle(ep, peer.clone(), tls, req.map(RequestBody::Hyper));
+            async move { Ok::<_, Infallible>(fut.await) }
+        });
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
+        if let Err(e) = watcher.watch(conn.into_owned()).await {
+            crate::proxy::strict::count_connection_error(&*e);
+        }
+    }
+}
+
+/// Header-read bound when the plan sets neither a header-read nor an idle timeout: hyper needs
+/// one to stop slowloris connections, so "no limit" is not offered.
+const HEADER_READ_FALLBACK_MS: u64 = 60_000;
+
+/// Accepts connections on `listener` for entry point `ep` until `shutdown` resolves, then drains
+/// in-flight connections for up to `grace`.
+pub async fn serve_entrypoint(
+    current: Arc<arc_swap::ArcSwap<Runtime>>,
+    ep: Arc<str>,
+    listener: tokio::net::TcpListener,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let rt = current.load_full();
+    let Some(id) = rt.entry_id(&ep) else {
+        tracing::error!("entry point {ep} is not in the plan: not serving it");
+        return;
+    };
+    let (grace, header_read, max_header) = rt.plan().entrypoints.get(&*ep).map_or(
+        (Duration::from_secs(10), Duration::from_secs(10), 1 << 20),
+        |e| {
+            // hyper's one HTTP/1 timer runs from the end of a response (or the accept) to the end
+            // of the next request's headers: it is both the slowloris bound and the keep-alive
+            // idle timeout, so it gets the smaller of the two.
+            let t = &e.timeouts;
+            let bound = [t.header_read_ms, t.idle_ms]
+                .into_iter()
+                .filter(|&ms| ms > 0)
+                .min()
+                .unwrap_or(HEADER_READ_FALLBACK_MS);
+            (
+                Duration::from_millis(t.grace_ms),
+                Duration::from_millis(bound),
+                usize::try_from(e.max_header_bytes).unwrap_or(1 << 20),
+            )
+        },
+    );
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read)
+        // Larger header sections are answered with 431 by hyper.
+        .max_buf_size(max_header.max(8192));
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(u32::try_from(max_header).unwrap_or(u32::MAX));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Connections in the own HTTP/1.1 loop hold a receiver; all gone = all drained.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
+    let limits = crate::http1::server::Limits {
+        header_read,
+        max_header: max_header.max(8192),
+    };
+    // Set while accepting is paused for lack of descriptors: logged once per episode.
+    let mut starved = false;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) if exhausted(&e) => {
+                        if !starved {
+                            tracing::warn!(
+                                "entry point {ep}: cannot accept connections ({e}); pausing \
+                                 accepts while serving the open ones"
+                            );
+                            starved = true;
+                        }
+                        tokio::select! {
+                            () = tokio::time::sleep(EXHAUSTED_PAUSE) => {}
+                            _ = shutdown.changed() => break,
+                        }
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
+                if starved {
+                    tracing::info!("entry point {ep}: accepting connections again");
+                    starved = false;
+                }
+                let _ = stream.set_nodelay(true);
+                // The TLS configuration current at accept time: a reload with a rotated
+                // certificate applies to new connections, established ones keep theirs.
+                let tls = current.load().tls_config(id);
+                let conn = Conn {
+                    current: current.clone(),
+                    ep: id,
+                    name: ep.clone(),
+                    peer: Peer::new(peer),
+                    builder: builder.clone(),
+                    watcher: graceful.watcher(),
+                    stop: stop_rx.clone(),
+                    handshake_timeout: header_read,
+                    limits,
+                };
+                tokio::spawn(conn.run(stream, tls));
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+    drop(listener);
+    drop(stop_rx);
+    let _ = stop_tx.send(());
+    let _ = tokio::time::timeout(grace, async {
+        tokio::join!(graceful.shutdown(), stop_tx.closed());
+    })
+    .await;
+}
 
 #[cfg(test)]
 mod tests {

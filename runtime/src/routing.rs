@@ -271,6 +271,17 @@ impl RouteTable {
 
     /// The key of the first router, in matching order, whose rule matches the request.
     pub fn route(&self, req: &RequestInfo<'_>) -> Option<&str> {
+        let i = self.route_index(req)?;
+        self.routes.get(i).map(|r| r.key.as_str())
+    }
+
+    /// The router keys in matching order: [`RouteTable::route_index`] is a position in it.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.routes.iter().map(|r| r.key.as_str())
+    }
+
+    /// The position, in [`RouteTable::keys`], of the first router whose rule matches.
+    pub fn route_index(&self, req: &RequestInfo<'_>) -> Option<usize> {
         let cx = Context::new(req);
         let merged;
         let generic: &[u32] = if self.by_prefix.is_empty() {
@@ -283,9 +294,12 @@ impl RouteTable {
             a: self.bucket(&cx),
             b: generic,
         }
-        .filter_map(|i| self.routes.get(i as usize))
-        .find(|route| route.node.matches(&cx))
-        .map(|route| route.key.as_str())
+        .map(|i| i as usize)
+        .find(|&i| {
+            self.routes
+                .get(i)
+                .is_some_and(|route| route.node.matches(&cx))
+        })
     }
 
     /// The routers without a host key that may match the request's path: those whose literal

@@ -15,7 +15,6 @@
 //! - `dialTimeout` bounds connecting (TCP and TLS handshake), `responseHeaderTimeout` the wait
 //!   for response headers (504), `idleConnTimeout` and `maxIdleConnsPerHost` the pool.
 
-use crate::FastMap;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -34,7 +33,7 @@ use rustls::crypto::CryptoProvider;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use crate::body::BoxError;
 
 /// Why connections to servers cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -239,7 +238,7 @@ impl hyper::rt::Write for Stream {
 
 /// The pooled client(s) of one server (cheap to clone: the pools are shared).
 #[derive(Debug)]
-pub struct Upstream<B> {
+pub struct ServerClient<B> {
     scheme: Scheme,
     /// The server URL's `host:port`, used as the authority when the `Host` value is unusable.
     authority: String,
@@ -252,9 +251,9 @@ pub struct Upstream<B> {
     header_timeout: Option<Duration>,
 }
 
-impl<B> Clone for Upstream<B> {
+impl<B> Clone for ServerClient<B> {
     fn clone(&self) -> Self {
-        Upstream {
+        ServerClient {
             scheme: self.scheme,
             authority: self.authority.clone(),
             pool: self.pool.clone(),
@@ -265,7 +264,7 @@ impl<B> Clone for Upstream<B> {
     }
 }
 
-impl<B> Upstream<B>
+impl<B> ServerClient<B>
 where
     B: hyper::body::Body + Send + Unpin + 'static,
     B::Data: Send,
@@ -302,13 +301,13 @@ where
         Box::pin(self.send_with_client(req, upgrade)).await
     }
 
-    /// True when [`Upstream::send_bodiless`] can carry requests (`http://` servers).
+    /// True when [`ServerClient::send_bodiless`] can carry requests (`http://` servers).
     pub fn takes_bodiless(&self) -> bool {
         self.pool.is_some()
     }
 
     /// Sends a borrowed request without a body (see [`crate::http1::client::Bodiless`]); `None` when this
-    /// server's scheme needs an owned request ([`Upstream::takes_bodiless`] is false).
+    /// server's scheme needs an owned request ([`ServerClient::takes_bodiless`] is false).
     pub async fn send_bodiless(
         &self,
         req: crate::http1::client::Bodiless<'_>,
@@ -375,7 +374,7 @@ where
 /// Builds clients for servers, caching one TLS configuration per transport and the system's
 /// trust store.
 #[derive(Debug, Default)]
-pub struct Builder {
+pub struct ClientFactory {
     native: Option<Arc<rustls::RootCertStore>>,
     configs: HashMap<String, (Arc<ClientConfig>, Arc<ClientConfig>)>,
 }
@@ -384,15 +383,15 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())
 }
 
-impl Builder {
+impl ClientFactory {
     /// The client(s) for the server at `url` under transport `name`; `resolve` pins host names.
-    pub fn upstream<B>(
+    pub fn client<B>(
         &mut self,
         url: &str,
         name: &str,
         t: &ServersTransport,
         resolve: &HashMap<String, std::net::IpAddr>,
-    ) -> Result<Upstream<B>, TransportError>
+    ) -> Result<ServerClient<B>, TransportError>
     where
         B: hyper::body::Body + Send + Unpin + 'static,
         B::Data: Send,
@@ -427,7 +426,8 @@ impl Builder {
             (t.dial_timeout_ms > 0).then(|| Duration::from_millis(t.dial_timeout_ms));
         let mut http = HttpConnector::new();
         http.set_nodelay(true);
-        http.set_connect_timeout(dial_timeout);
+        // No connect timeout of its own: `Connector` bounds connect and handshake together and
+        // fails with `io::ErrorKind::TimedOut`, which the proxy classifies by type (504).
         let tls = if scheme == Scheme::Https {
             let sni = t.server_name.as_deref().unwrap_or(bare_host).to_owned();
             let sni = ServerName::try_from(sni)
@@ -467,7 +467,7 @@ impl Builder {
             ),
             None => (client(None, scheme == Scheme::H2c), None),
         };
-        Ok(Upstream {
+        Ok(ServerClient {
             scheme,
             authority,
             pool,
@@ -607,48 +607,6 @@ impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
     }
 }
 
-/// The client of every load balancer server, by service and server URL (nested, so a lookup on
-/// the request path borrows its keys instead of allocating them).
-#[derive(Debug, Default)]
-pub struct Clients<B> {
-    by_server: FastMap<String, FastMap<String, Upstream<B>>>,
-}
-
-impl<B> Clients<B>
-where
-    B: hyper::body::Body + Send + Unpin + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    /// Clients for every server of every load balancer of `plan`.
-    pub fn from_plan(
-        plan: &bridge_plan::Plan,
-        resolve: &HashMap<String, std::net::IpAddr>,
-        builder: &mut Builder,
-    ) -> Result<Clients<B>, TransportError> {
-        let mut by_server: FastMap<String, FastMap<String, Upstream<B>>> = FastMap::default();
-        for (service, s) in &plan.services {
-            let bridge_plan::ServiceKind::LoadBalancer(lb) = &s.kind else {
-                continue;
-            };
-            let (name, t) = transport_of(plan, lb)?;
-            for srv in &lb.servers {
-                let up = builder.upstream(&srv.url, name, t, resolve)?;
-                by_server
-                    .entry(service.clone())
-                    .or_default()
-                    .insert(srv.url.clone(), up);
-            }
-        }
-        Ok(Clients { by_server })
-    }
-
-    /// The client of `url` in load balancer `service`.
-    pub fn get(&self, service: &str, url: &str) -> Option<&Upstream<B>> {
-        self.by_server.get(service).and_then(|s| s.get(url))
-    }
-}
-
 /// The servers transport of a load balancer: (name, settings).
 pub fn transport_of<'p>(
     plan: &'p bridge_plan::Plan,
@@ -665,4 +623,16 @@ pub fn transport_of<'p>(
             why: "not defined in the plan".into(),
         }),
     }
+}
+
+/// An error with its sources (`connect error: ...: invalid peer certificate`).
+pub(crate) fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
 }

@@ -45,8 +45,8 @@ fn an_https_server_with_an_unreadable_root_ca_is_refused_naming_the_file() {
         ..Default::default()
     };
     plan.servers_transports.insert("custom".into(), custom);
-    let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
-        .unwrap_err();
+    let err =
+        bridge_runtime::Runtime::new(std::sync::Arc::new(plan), Default::default()).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("servers transport `custom`"), "{text}");
     assert!(text.contains("/nonexistent/ca.crt"), "{text}");
@@ -64,8 +64,8 @@ fn a_tls_plan_with_an_unreadable_certificate_is_refused_naming_the_file() {
         cert_file: "/nonexistent/bridge.crt".into(),
         key_file: "/nonexistent/bridge.key".into(),
     });
-    let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
-        .unwrap_err();
+    let err =
+        bridge_runtime::Runtime::new(std::sync::Arc::new(plan), Default::default()).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("/nonexistent/bridge.crt"), "{text}");
     assert!(text.contains("cannot read the certificate"), "{text}");
@@ -103,13 +103,13 @@ fn mirroring_below_another_service_is_served_but_chains_of_more_than_four_are_re
         })),
     );
     let accepted = std::sync::Arc::new(plan.clone());
-    assert!(bridge_runtime::server::Runtime::new(accepted, Default::default()).is_ok());
+    assert!(bridge_runtime::Runtime::new(accepted, Default::default()).is_ok());
     // shadow ← m1 ← m2 ← m3 ← m4: five mirroring services on one path.
     for (name, main) in [("m1", "shadow"), ("m2", "m1"), ("m3", "m2"), ("m4", "m3")] {
         plan.services.insert(name.into(), mirroring(main));
     }
-    let err = bridge_runtime::server::Runtime::new(std::sync::Arc::new(plan), Default::default())
-        .unwrap_err();
+    let err =
+        bridge_runtime::Runtime::new(std::sync::Arc::new(plan), Default::default()).unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains(

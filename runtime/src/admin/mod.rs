@@ -1,3 +1,96 @@
-//! What the proxy serves about itself: the Traefik-compatible API and the dashboard ([`api`]).
+//! What the proxy serves about itself: the Traefik-compatible API and the dashboard ([`api`],
+//! pure), `/metrics`, `/ping`, and Traefik's internal routes that answer before routing on the
+//! entry points that carry them (`prometheus@internal` on the metrics entry point, the API on
+//! the `api.insecure` entry point).
+
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri, header};
+
+use crate::body::{Body, full, not_found, text};
+use crate::runtime::{Entry, Runtime};
 
 pub mod api;
+
+impl Runtime {
+    /// Traefik's internal routers that come before the plan's on this entry point: `/metrics`
+    /// (TLS-only when the entry point serves TLS, like the routers there), then `/ping` and the
+    /// API with `api.insecure`.
+    pub(crate) fn before_routing<B>(
+        &self,
+        entry: &Entry,
+        tls: bool,
+        req: &Request<B>,
+    ) -> Option<Response<Body>> {
+        let path = req.uri().path();
+        if path == "/metrics" && entry.metrics_here && (tls || entry.tls.is_none()) {
+            return Some(self.metrics_response(req.headers()));
+        }
+        if entry.api_here {
+            if path == "/ping" {
+                return Some(ping());
+            }
+            return self.api(req.method(), req.uri());
+        }
+        None
+    }
+
+    /// The Traefik-compatible API and the dashboard, if `uri` is one of their paths.
+    pub(crate) fn api(&self, method: &Method, uri: &Uri) -> Option<Response<Body>> {
+        let r = api::handle(
+            &self.plan,
+            &self.upstreams,
+            method,
+            uri.path(),
+            uri.query(),
+            &self.started,
+        )?;
+        let mut resp = Response::new(full(r.body));
+        *resp.status_mut() = r.status;
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(r.content_type),
+        );
+        if let Some(p) = r
+            .next_page
+            .and_then(|p| HeaderValue::from_str(&p.to_string()).ok())
+        {
+            resp.headers_mut().insert("x-next-page", p);
+        }
+        if let Some(l) = r.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+            resp.headers_mut().insert(header::LOCATION, l);
+        }
+        Some(resp)
+    }
+
+    /// `/metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the classic
+    /// text format.
+    pub(crate) fn metrics_response(&self, request: &HeaderMap) -> Response<Body> {
+        let Some(m) = self.metrics() else {
+            return not_found();
+        };
+        let openmetrics = m.render(&self.plan, &self.upstreams);
+        let wants_openmetrics = request
+            .get(header::ACCEPT)
+            .and_then(|a| a.to_str().ok())
+            .is_some_and(|a| a.contains("application/openmetrics-text"));
+        let (body, content_type) = if wants_openmetrics {
+            (
+                openmetrics,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )
+        } else {
+            (
+                crate::observe::metrics::to_prometheus_text(&openmetrics),
+                "text/plain; version=0.0.4; charset=utf-8",
+            )
+        };
+        let mut resp = Response::new(full(body));
+        resp.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        resp
+    }
+}
+
+/// `ping@internal`'s answer.
+pub(crate) fn ping() -> Response<Body> {
+    text(StatusCode::OK, "OK")
+}

@@ -89,7 +89,10 @@ pub struct Bodiless<'a> {
     /// The fields, as forwarding left them.
     pub headers: &'a HeaderMap,
     /// Fields written after `headers` (the forwarding fields, none of them in `headers`).
-    pub extra: Option<(&'a crate::proxy::forwarded_headers::Forwarded, crate::proxy::forwarded_headers::Sources<'a>)>,
+    pub extra: Option<(
+        &'a crate::proxy::forwarded_headers::Forwarded,
+        crate::proxy::forwarded_headers::Sources<'a>,
+    )>,
 }
 
 /// Appends the request head: request line in origin form, `Host` first when given apart, the
@@ -363,7 +366,9 @@ impl Facts {
                         f.close = true;
                     } else if token.eq_ignore_ascii_case(b"keep-alive") {
                         f.keep_alive = true;
-                    } else if !token.is_empty() && !crate::proxy::forwarded_headers::is_hop_by_hop(token) {
+                    } else if !token.is_empty()
+                        && !crate::proxy::forwarded_headers::is_hop_by_hop(token)
+                    {
                         match f.named.get_mut(f.n_named) {
                             Some(slot) => {
                                 *slot = (start, start + token.len());

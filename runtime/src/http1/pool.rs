@@ -35,7 +35,7 @@ use tokio::time::Instant;
 
 use crate::http1::client::{self as h1, H1Error, Step};
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use crate::body::BoxError;
 
 /// Why a request could not be exchanged with the server.
 #[derive(Debug, thiserror::Error)]

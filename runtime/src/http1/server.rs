@@ -103,7 +103,7 @@ pub async fn serve<I, A, F>(
 where
     I: AsyncRead + AsyncWrite + Unpin,
     A: FnMut(Request<RequestBody>) -> F,
-    F: Future<Output = Response<crate::server::Body>>,
+    F: Future<Output = Response<crate::body::Body>>,
 {
     let mut buf = BytesMut::with_capacity(4096);
     let mut out = Vec::with_capacity(1024);
@@ -217,7 +217,11 @@ enum Taken {
 /// Takes the next request head off `buf` if this loop serves it; `spans` is the connection's
 /// list for the fields' offsets. Synchronous, so the parser's slots live on the stack, not in
 /// the connection's future.
-fn take(buf: &mut BytesMut, spans: &mut Vec<crate::http1::client::Field>, max_header: usize) -> Taken {
+fn take(
+    buf: &mut BytesMut,
+    spans: &mut Vec<crate::http1::client::Field>,
+    max_header: usize,
+) -> Taken {
     // Uninitialised slots: zeroing 100 of them (3 KiB) per request showed in profiles.
     let mut slots =
         [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
@@ -314,7 +318,7 @@ fn date_value() -> HeaderValue {
 async fn write_response<I>(
     io: &mut I,
     out: &mut Vec<u8>,
-    resp: Response<crate::server::Body>,
+    resp: Response<crate::body::Body>,
     head_request: bool,
     close: bool,
 ) -> std::io::Result<bool>
@@ -370,7 +374,9 @@ where
         if name == header::DATE {
             has_date = true;
         }
-        if name == header::CONNECTION && crate::http1::client::value_has_token(value.as_bytes(), b"close") {
+        if name == header::CONNECTION
+            && crate::http1::client::value_has_token(value.as_bytes(), b"close")
+        {
             keep = false;
         }
         put_field(out, name.as_str().as_bytes(), value.as_bytes());
@@ -579,7 +585,7 @@ mod tests {
     use http_body_util::BodyExt;
     use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
-    type Body = crate::server::Body;
+    type Body = crate::body::Body;
 
     fn limits() -> Limits {
         Limits {

@@ -104,6 +104,8 @@ pub struct BasicAuth {
     users: HashMap<String, Secret>,
     realm: String,
     header_field: Option<String>,
+    /// `header_field` as a field name, parsed at load (`None` if it is not a valid name).
+    header_name: Option<http::HeaderName>,
     remove_header: bool,
     cache: SuccessCache,
     /// Number of bcrypt computations started (tests check the cache with it).
@@ -156,6 +158,10 @@ impl BasicAuth {
             users,
             realm: cfg.realm.clone(),
             header_field: cfg.header_field.clone(),
+            header_name: cfg
+                .header_field
+                .as_deref()
+                .and_then(|f| http::HeaderName::from_bytes(f.as_bytes()).ok()),
             remove_header: cfg.remove_header,
             cache: SuccessCache::new(),
             #[cfg(test)]
@@ -237,6 +243,29 @@ impl BasicAuth {
         }
         drop(permit);
         matches
+    }
+
+    /// The middleware's step in a chain: a request with valid credentials goes on (the user
+    /// noted for the access log, put in `headerField`, `Authorization` removed with
+    /// `removeHeader`); any other is answered 401 with the realm's challenge.
+    pub(crate) async fn apply(&self, fields: &mut http::HeaderMap) -> super::Flow {
+        match self.verify(fields.get(http::header::AUTHORIZATION)).await {
+            Verdict::Allowed { user } => {
+                if let Some(name) = &self.header_name
+                    && let Ok(value) = HeaderValue::from_str(&user)
+                {
+                    fields.insert(name.clone(), value);
+                }
+                crate::observe::note(|s| s.user = Some(user));
+                if self.remove_header {
+                    fields.remove(http::header::AUTHORIZATION);
+                }
+                super::Flow::Continue
+            }
+            Verdict::Denied => {
+                super::Flow::Respond(unauthorized(&self.realm).map(crate::body::full))
+            }
+        }
     }
 
     /// Realm of the `WWW-Authenticate` challenge.

@@ -1,4 +1,247 @@
-//! Traefik's HTTP middlewares, each built once from the plan.
+//! Traefik's HTTP middlewares as values built once from the plan.
+//!
+//! Each kind has its own module with a `from_plan` that does all parsing and validation at load
+//! (regexes, header names and values, CIDRs, users, CORS lists) and an `apply` on the request and
+//! a [`RequestCtx`], without sockets, so each is table-tested beside its code. A router holds its
+//! chain already resolved ([`Chain`]); [`run`] walks it in order. What a middleware decides for
+//! the response (headers, HSTS, CORS) is recorded in [`ResponseEdits`] and applied to whatever
+//! answers — the server or an internal service — after the request came back.
+
+use std::borrow::Cow;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use http::{HeaderMap, Request, Response, header};
+
+use crate::body::Body;
+use crate::proxy::forwarded_headers::Forwarded;
 
 pub mod basic_auth;
 pub mod cors;
+pub(crate) mod headers;
+pub(crate) mod ip_allow_list;
+pub(crate) mod path;
+pub(crate) mod redirect;
+pub(crate) mod retry;
+
+/// Why a middleware of the plan cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum MiddlewareError {
+    /// A basicAuth middleware's users could not be loaded.
+    #[error(transparent)]
+    Auth(#[from] basic_auth::AuthError),
+    /// A regular expression the compiler accepted does not compile here.
+    #[error("{field} `{regex}` does not compile: {source}")]
+    Regex {
+        /// The option holding it.
+        field: &'static str,
+        /// The expression as written in the plan.
+        regex: String,
+        /// What the regex engine said.
+        source: regex::Error,
+    },
+}
+
+/// One built middleware.
+#[derive(Debug)]
+pub(crate) enum Middleware {
+    BasicAuth(basic_auth::BasicAuth),
+    StripPrefix(path::StripPrefix),
+    StripPrefixRegex(path::StripPrefixRegex),
+    AddPrefix(path::AddPrefix),
+    ReplacePath(path::ReplacePath),
+    RedirectScheme(redirect::RedirectScheme),
+    RedirectRegex(redirect::RedirectRegex),
+    IpAllowList(ip_allow_list::IpAllowList),
+    Retry(retry::Retry),
+    Headers(headers::Headers),
+}
+
+/// A router's middlewares in chain order, shared with every other router that names them (a
+/// basicAuth's cache of successful checks is one per middleware, as in Traefik).
+pub(crate) type Chain = Box<[Arc<Middleware>]>;
+
+/// What a middleware tells the chain.
+#[derive(Debug)]
+pub(crate) enum Flow {
+    /// Go on with the next middleware, then the service.
+    Continue,
+    /// Answer with this; the rest of the chain and the service are skipped.
+    Respond(Response<Body>),
+}
+
+/// What the middlewares of one request read and change, besides the request itself.
+#[derive(Debug)]
+pub(crate) struct RequestCtx<'a> {
+    /// The connection is TLS (`https` for redirects, HSTS).
+    pub(crate) tls: bool,
+    /// The request's host (absolute-form authority, else `Host`), as the router saw it.
+    pub(crate) host: Option<&'a str>,
+    /// The client's address on this connection.
+    pub(crate) peer: IpAddr,
+    /// Path and query as the server will receive them; borrowed until a middleware rewrites it.
+    pub(crate) path_and_query: Cow<'a, str>,
+    /// The forwarding fields the proxy will add; a headers middleware's own value wins.
+    pub(crate) forwarded: Forwarded,
+    /// A middleware changed request fields that decide how the request is carried.
+    pub(crate) fields_changed: bool,
+    /// How often a request that could not reach a server is tried.
+    pub(crate) retry: retry::Retry,
+    /// What the middlewares do to the response.
+    pub(crate) response: ResponseEdits<'a>,
+}
+
+impl<'a> RequestCtx<'a> {
+    /// The context of a request before its chain runs.
+    pub(crate) fn new(
+        tls: bool,
+        host: Option<&'a str>,
+        peer: IpAddr,
+        path_and_query: &'a str,
+        forwarded: Forwarded,
+    ) -> RequestCtx<'a> {
+        RequestCtx {
+            tls,
+            host,
+            peer,
+            path_and_query: Cow::Borrowed(path_and_query),
+            forwarded,
+            fields_changed: false,
+            retry: retry::Retry::DEFAULT,
+            response: ResponseEdits::default(),
+        }
+    }
+
+    /// `http` or `https`, as the request arrived.
+    pub(crate) fn scheme(&self) -> &'static str {
+        if self.tls { "https" } else { "http" }
+    }
+}
+
+/// The response side of the chain, applied in Traefik's order once an answer exists: every
+/// headers middleware's custom and security headers in chain order, then HSTS (the last one
+/// that applies), then CORS.
+#[derive(Debug, Default)]
+pub(crate) struct ResponseEdits<'a> {
+    headers: Vec<&'a headers::Headers>,
+    sts: Option<&'a http::HeaderValue>,
+    cors: Vec<(&'a cors::Cors, String)>,
+}
+
+impl ResponseEdits<'_> {
+    /// Applies the edits to an answer's fields.
+    pub(crate) fn apply(&self, fields: &mut HeaderMap) {
+        self.apply_headers(fields);
+        if let Some(v) = self.sts {
+            fields.insert(header::STRICT_TRANSPORT_SECURITY, v.clone());
+        }
+        for (c, origin) in &self.cors {
+            c.apply(origin, fields);
+        }
+    }
+
+    /// Only the custom and security headers (a preflight answered inside the chain gets those of
+    /// the middlewares before it, which wrap it).
+    fn apply_headers(&self, fields: &mut HeaderMap) {
+        for h in &self.headers {
+            h.apply_response(fields);
+        }
+    }
+}
+
+impl Middleware {
+    /// Builds the middleware the plan describes.
+    pub(crate) fn from_plan(m: &bridge_plan::Middleware) -> Result<Middleware, MiddlewareError> {
+        use bridge_plan::MiddlewareKind as K;
+        // Exhaustive: a kind the plan gains fails to compile here until it is served.
+        Ok(match &m.kind {
+            K::BasicAuth(c) => Middleware::BasicAuth(basic_auth::BasicAuth::from_plan(c)?),
+            K::StripPrefix(c) => Middleware::StripPrefix(path::StripPrefix::from_plan(c)),
+            K::StripPrefixRegex(c) => {
+                Middleware::StripPrefixRegex(path::StripPrefixRegex::from_plan(c)?)
+            }
+            K::AddPrefix(c) => Middleware::AddPrefix(path::AddPrefix::from_plan(c)),
+            K::ReplacePath(c) => Middleware::ReplacePath(path::ReplacePath::from_plan(c)),
+            K::RedirectScheme(c) => {
+                Middleware::RedirectScheme(redirect::RedirectScheme::from_plan(c))
+            }
+            K::RedirectRegex(c) => {
+                Middleware::RedirectRegex(redirect::RedirectRegex::from_plan(c)?)
+            }
+            K::IpAllowList(c) => Middleware::IpAllowList(ip_allow_list::IpAllowList::from_plan(c)),
+            K::Retry(c) => Middleware::Retry(retry::Retry::from_plan(c)),
+            K::Headers(c) => Middleware::Headers(headers::Headers::from_plan(c)?),
+        })
+    }
+
+    /// Applies every kind that decides without waiting (all but basicAuth, whose hash check may
+    /// run on a blocking thread: see [`run`]).
+    fn apply_now<'a, B>(&'a self, req: &mut Request<B>, ctx: &mut RequestCtx<'a>) -> Flow {
+        match self {
+            Middleware::BasicAuth(_) => Flow::Continue,
+            Middleware::StripPrefix(m) => m.apply(req.headers_mut(), ctx),
+            Middleware::StripPrefixRegex(m) => m.apply(req.headers_mut(), ctx),
+            Middleware::AddPrefix(m) => m.apply(ctx),
+            Middleware::ReplacePath(m) => m.apply(req.headers_mut(), ctx),
+            Middleware::RedirectScheme(m) => m.apply(req.method(), ctx),
+            Middleware::RedirectRegex(m) => m.apply(req.method(), ctx),
+            Middleware::IpAllowList(m) => m.apply(req.headers(), ctx),
+            Middleware::Retry(m) => {
+                ctx.retry = *m;
+                Flow::Continue
+            }
+            Middleware::Headers(m) => m.apply(req, ctx),
+        }
+    }
+}
+
+/// Runs `chain` on a request: `Some` answer when a middleware answered it itself.
+pub(crate) async fn run<'a, B>(
+    chain: &'a [Arc<Middleware>],
+    req: &mut Request<B>,
+    ctx: &mut RequestCtx<'a>,
+) -> Option<Response<Body>> {
+    for m in chain {
+        let flow = match &**m {
+            // Boxed: the hash check's state would make every request's future larger.
+            Middleware::BasicAuth(a) => Box::pin(a.apply(req.headers_mut())).await,
+            other => other.apply_now(req, ctx),
+        };
+        if let Flow::Respond(r) = flow {
+            return Some(r);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// A context for a plain-HTTP request from 192.0.2.1 for `host` and `pq`.
+    pub(crate) fn ctx<'a>(host: Option<&'a str>, pq: &'a str) -> RequestCtx<'a> {
+        RequestCtx::new(
+            false,
+            host,
+            IpAddr::from([192, 0, 2, 1]),
+            pq,
+            Forwarded::default(),
+        )
+    }
+
+    /// The body of an answer, as text.
+    pub(crate) fn body_text(resp: Response<Body>) -> String {
+        use http_body_util::BodyExt as _;
+        let bytes = futures_lite_block_on(resp.into_body().collect())
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map(|rt| rt.block_on(f))
+            .unwrap_or_else(|e| panic!("test runtime: {e}"))
+    }
+}

@@ -11,7 +11,6 @@
 //! counted, never blocking the proxy. Formats: Traefik's `common` (CLF plus request count, router,
 //! server URL and duration), `genericCLF` and `json` (Traefik's field names). Times are UTC.
 
-
 pub mod logging;
 pub mod metrics;
 
@@ -96,6 +95,73 @@ pub struct RequestFacts {
     pub start: Instant,
     /// Wall-clock arrival, seconds and nanoseconds since the epoch.
     pub start_wall: std::time::Duration,
+}
+
+impl RequestFacts {
+    /// The facts of `req`, taken when it arrived on entry point `entrypoint`. `forwarded`: the
+    /// proxy's forwarding fields, when the access log writes headers (they are not in the
+    /// request's map yet).
+    pub(crate) fn of<B>(
+        req: &http::Request<B>,
+        entrypoint: Name,
+        peer: SocketAddr,
+        tls: bool,
+        websocket: bool,
+        forwarded: Option<Vec<(&'static str, String)>>,
+    ) -> RequestFacts {
+        let header = |h: http::header::HeaderName| {
+            req.headers()
+                .get(h)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let headers = match forwarded {
+            Some(forwarded) => {
+                // Go keeps `Host` out of the header map, so Traefik never logs it as a header.
+                let mut all: Vec<(String, String)> = req
+                    .headers()
+                    .iter()
+                    .filter(|(k, _)| *k != http::header::HOST)
+                    .filter_map(|(k, v)| {
+                        v.to_str()
+                            .ok()
+                            .map(|v| (k.as_str().to_owned(), v.to_owned()))
+                    })
+                    .collect();
+                all.extend(forwarded.into_iter().map(|(k, v)| (k.to_owned(), v)));
+                all
+            }
+            None => Vec::new(),
+        };
+        RequestFacts {
+            entrypoint,
+            peer,
+            method: req.method().as_str().to_owned(),
+            path: req
+                .uri()
+                .path_and_query()
+                .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
+            protocol: match req.version() {
+                http::Version::HTTP_2 => "HTTP/2.0",
+                http::Version::HTTP_10 => "HTTP/1.0",
+                _ => "HTTP/1.1",
+            },
+            scheme: if tls { "https" } else { "http" },
+            host: req
+                .uri()
+                .authority()
+                .map(|a| a.as_str().to_owned())
+                .or_else(|| header(http::header::HOST)),
+            referer: header(http::header::REFERER),
+            user_agent: header(http::header::USER_AGENT),
+            websocket,
+            headers,
+            start: Instant::now(),
+            start_wall: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// Metrics and access log of a runtime (shared across reloads).
@@ -545,6 +611,15 @@ fn rfc3339(t: std::time::Duration) -> String {
         "{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{:09}Z",
         t.subsec_nanos()
     )
+}
+
+/// The current time to the second, `2026-11-30T05:00:00Z` (`/api/version`'s start time).
+pub(crate) fn rfc3339_now() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let (y, m, d, hh, mm, ss) = split_time(now);
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
 }
 
 #[cfg(test)]

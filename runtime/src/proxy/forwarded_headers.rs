@@ -257,7 +257,7 @@ pub struct Sources<'a> {
 /// request is forwarded ([`Forwarded::append_for`]), as in Traefik, where the reverse proxy
 /// appends it. Small on purpose (it travels with every request's future): flags and a port,
 /// the values come from [`Sources`] when written.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Forwarded {
     /// Bits of [`SLOT_NAMES`] the proxy sets (`X-Forwarded-For` only once appended).
     set: u8,

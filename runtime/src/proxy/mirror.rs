@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use hyper::body::{Body, Frame, SizeHint};
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use crate::body::BoxError;
 
 /// The mirror selection state of one `mirroring` service.
 #[derive(Debug)]
@@ -199,6 +199,101 @@ pub fn too_deep(plan: &bridge_plan::Plan) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// A mirrored copy is abandoned when its answer has not been read completely within this long.
+const MIRROR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// For a request through mirroring service `m`: picks the mirrors this request is copied to and
+/// a server in each, and sends the copies from a task once the body is complete. Returns the
+/// body to forward to the main service.
+pub(crate) fn fan_out(
+    rt: &crate::runtime::Runtime,
+    m: &Mirroring,
+    parts: &http::request::Parts,
+    host: Option<&str>,
+    path_and_query: &str,
+    body: crate::body::ReqBody,
+) -> crate::body::ReqBody {
+    use http_body_util::BodyExt as _;
+    let mut copies = Vec::new();
+    for mirror in m.select() {
+        let Some(id) = rt.upstreams.service_id(&mirror) else {
+            continue;
+        };
+        let crate::upstream::Pick::Server(server) = rt.upstreams.pick_id(id) else {
+            continue; // no healthy server: no copy
+        };
+        let Some(target) = rt.server(&server) else {
+            continue;
+        };
+        let host_value = match host {
+            Some(h) if target.pass_host => h.to_owned(),
+            _ => target.addr.authority.clone(),
+        };
+        let uri = format!("http://{}{path_and_query}", target.addr.connect);
+        copies.push((
+            target.client.clone(),
+            uri,
+            host_value,
+            server.url().to_owned(),
+        ));
+    }
+    if copies.is_empty() {
+        return body;
+    }
+    let (method, mut headers) = (parts.method.clone(), parts.headers.clone());
+    headers.remove(http::header::CONTENT_LENGTH);
+    headers.remove(http::header::TRANSFER_ENCODING);
+    let (body, done) = if m.mirror_body {
+        let (tee, rx) = Tee::new(body, m.max_body_size);
+        (tee.boxed_unsync(), Some(rx))
+    } else {
+        (body, None)
+    };
+    tokio::spawn(async move {
+        let copy = match done {
+            Some(rx) => match rx.await {
+                Ok(b) => b,
+                Err(_) => return, // too large, or cut off: no mirroring
+            },
+            None => Bytes::new(),
+        };
+        for (client, uri, host_value, url) in copies {
+            let Ok(uri) = uri.parse::<http::Uri>() else {
+                continue;
+            };
+            let mut req = http::Request::new(crate::body::full_request(copy.clone()));
+            *req.method_mut() = method.clone();
+            *req.uri_mut() = uri;
+            *req.headers_mut() = headers.clone();
+            if let Ok(v) = http::HeaderValue::from_str(&host_value) {
+                req.headers_mut().insert(http::header::HOST, v);
+            }
+            let sent = async {
+                let resp = client.send(req, false).await?;
+                // Read and drop the answer, so the connection can be reused.
+                let mut b = resp.into_body();
+                while let Some(frame) = b.frame().await {
+                    if frame.is_err() {
+                        break;
+                    }
+                }
+                Ok::<_, crate::transport::SendError>(())
+            };
+            match tokio::time::timeout(MIRROR_TIMEOUT, sent).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!("mirror → {url}: {}", crate::transport::error_text(&e));
+                }
+                Err(_) => tracing::warn!(
+                    "mirror → {url}: no complete answer within {} s",
+                    MIRROR_TIMEOUT.as_secs()
+                ),
+            }
+        }
+    });
+    body
 }
 
 #[cfg(test)]

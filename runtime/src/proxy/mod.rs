@@ -1,7 +1,295 @@
-//! The request path above the codecs: the field checks every request passes
-//! ([`strict`]), the forwarding fields the proxy decides ([`forwarded_headers`]) and request
-//! mirroring ([`mirror`]).
+//! The request path above the codecs, as explicit phases over one request:
+//!
+//! 1. **accept** — the field checks every request passes ([`strict`]);
+//! 2. **arrive** — the entry point's step: hop-by-hop fields leave, forged forwarding fields are
+//!    removed and the proxy's decided ([`forwarded_headers`]);
+//! 3. **route** — the entry point's redirect and internal routes, then its route table;
+//! 4. **middlewares** — the router's built chain ([`crate::middleware`]);
+//! 5. **pick, forward / upgrade, retry** — [`forward`], with request mirroring ([`mirror`]);
+//! 6. **respond** — the chain's response edits;
+//! 7. **observe** — metrics and the access log when the response body ends
+//!    ([`crate::observe`]).
+//!
+//! Every name was resolved at load ([`crate::runtime`]); this module looks nothing up by name.
 
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use http::{HeaderValue, Request, Response, StatusCode};
+use http_body_util::BodyExt as _;
+
+use crate::body::{Body, not_found, text};
+use crate::http1::server::RequestBody;
+use crate::middleware::RequestCtx;
+use crate::routing::RequestInfo;
+use crate::runtime::{Dispatch, Entry, EntryId, Router, Runtime};
+
+pub(crate) mod classify;
+pub(crate) mod forward;
 pub mod forwarded_headers;
 pub mod mirror;
 pub mod strict;
+
+use forwarded_headers as fwd;
+
+/// The client end of a connection, with its address formatted once for `X-Forwarded-For`.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// TCP peer address.
+    pub addr: SocketAddr,
+    /// The peer's IP as `X-Forwarded-For` / `X-Real-Ip` carry it.
+    pub ip_value: HeaderValue,
+}
+
+impl Peer {
+    /// The peer at `addr`.
+    pub fn new(addr: SocketAddr) -> Peer {
+        Peer {
+            addr,
+            ip_value: fwd::peer_value(addr.ip()),
+        }
+    }
+}
+
+/// What the arrive phase decided about a request before routing.
+#[derive(Debug)]
+pub(crate) struct Arrival {
+    /// The request's host (absolute-form authority, else `Host`), as a shared header value.
+    pub(crate) host: Option<HeaderValue>,
+    /// The request asks to switch protocols (its `Upgrade`/`Connection: upgrade` kept).
+    pub(crate) upgrade: bool,
+    /// The forwarding fields the proxy adds.
+    pub(crate) forwarded: fwd::Forwarded,
+    /// What the request's fields say about how it is carried (looked up again after a
+    /// middleware changed the fields).
+    pub(crate) fields: strict::Fields,
+}
+
+impl Runtime {
+    /// Answers one request that arrived on entry point `ep` from `peer`, over TLS when `tls`;
+    /// with metrics or an access log, the request is recorded when its response has been sent.
+    ///
+    /// One heap allocation per request holds the whole state of answering it; it is boxed here
+    /// (not by the caller) so a request without metrics or access log does not carry the
+    /// observed variant's state, and hyper moves a pointer instead of kilobytes.
+    pub fn handle(
+        self: Arc<Self>,
+        ep: EntryId,
+        peer: Peer,
+        tls: bool,
+        mut req: Request<RequestBody>,
+    ) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
+        let fields = match strict::check_request(&mut req) {
+            Ok(fields) => fields,
+            Err(refused) => return Box::pin(std::future::ready(refused.response())),
+        };
+        let Some(entry) = self.entries.get(ep.0) else {
+            return Box::pin(std::future::ready(not_found()));
+        };
+        let arrival = self.arrive(entry, &peer, tls, &mut req, fields);
+        match self.observer.clone() {
+            None => Box::pin(self.respond(ep, peer, tls, req, arrival)),
+            Some(observer) => Box::pin(self.observed(observer, ep, peer, tls, req, arrival)),
+        }
+    }
+
+    /// Where the values of the forwarding fields come from for a request of `peer`.
+    pub(crate) fn sources<'a>(
+        &'a self,
+        host: Option<&'a HeaderValue>,
+        peer: &'a Peer,
+    ) -> fwd::Sources<'a> {
+        fwd::Sources {
+            host,
+            peer: &peer.ip_value,
+            server_name: &self.server_name_value,
+        }
+    }
+
+    /// The arrive phase, in Traefik's order (its entry point handler): hop-by-hop fields and
+    /// the ones `Connection` names leave, then the entry point's `forwardedHeaders` step removes
+    /// forged forwarding fields and decides the proxy's. So rules, middlewares (ipAllowList),
+    /// the access log and the server all see the same, sanitised values.
+    fn arrive(
+        &self,
+        entry: &Entry,
+        peer: &Peer,
+        tls: bool,
+        req: &mut Request<RequestBody>,
+        mut fields: strict::Fields,
+    ) -> Arrival {
+        // The host as a header value: a reference-counted copy of the request's, so it outlives
+        // the changes middlewares make to the request without being copied.
+        let host: Option<HeaderValue> = match req.uri().authority() {
+            Some(a) => HeaderValue::from_str(a.as_str()).ok(),
+            None => fields.host.take().filter(|h| h.to_str().is_ok()),
+        };
+        let upgrade = fields.upgrade && fwd::is_upgrade(req.headers());
+        let headers = req.headers_mut();
+        fwd::strip_hop_by_hop(headers, upgrade);
+        let forwarded = fwd::forwarded(
+            headers,
+            &fwd::Incoming {
+                peer: peer.addr.ip(),
+                peer_value: &peer.ip_value,
+                tls,
+                upgrade,
+                host: host.as_ref(),
+                // Only used without a host (HTTP/1.0).
+                entrypoint_port: entry.port,
+                server_name: &self.server_name_value,
+            },
+            &entry.trust,
+        );
+        Arrival {
+            host,
+            upgrade,
+            forwarded,
+            fields,
+        }
+    }
+
+    /// The observe phase around [`Runtime::respond`]: what the access log needs of the request
+    /// is taken before it is handled, the rest when the response body ends.
+    async fn observed(
+        self: Arc<Self>,
+        observer: Arc<crate::observe::Observer>,
+        ep: EntryId,
+        peer: Peer,
+        tls: bool,
+        req: Request<RequestBody>,
+        arrival: Arrival,
+    ) -> Response<Body> {
+        let name = self.entries.get(ep.0).map_or("", |e| &*e.name);
+        let headers = observer.wants_headers().then(|| {
+            let src = self.sources(arrival.host.as_ref(), &peer);
+            arrival.forwarded.visible(&src)
+        });
+        let facts = crate::observe::RequestFacts::of(
+            &req,
+            crate::observe::metrics::Name::from(name),
+            peer.addr,
+            tls,
+            arrival.upgrade,
+            headers,
+        );
+        let (resp, served) =
+            crate::observe::scoped(self.respond(ep, peer, tls, req, arrival)).await;
+        let status = resp.status().as_u16();
+        resp.map(|b| crate::observe::Observed::new(b, observer, facts, served, status).boxed())
+    }
+
+    /// Route, middlewares, dispatch and respond.
+    async fn respond(
+        self: Arc<Self>,
+        ep: EntryId,
+        peer: Peer,
+        tls: bool,
+        mut req: Request<RequestBody>,
+        mut arrival: Arrival,
+    ) -> Response<Body> {
+        let Some(entry) = self.entries.get(ep.0) else {
+            return not_found();
+        };
+        let host_value = arrival.host.take();
+        let host: Option<&str> = host_value.as_ref().and_then(|h| h.to_str().ok());
+        if let Some(redirect) = &entry.redirect {
+            let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
+            return crate::middleware::redirect::entry_point(redirect, host, req.method(), pq);
+        }
+        if let Some(r) = self.before_routing(entry, tls, &req) {
+            return r;
+        }
+        let Some(router) = self.route(entry, tls, &req, &arrival, host_value.as_ref(), &peer)
+        else {
+            return not_found();
+        };
+        crate::observe::note(|s| {
+            s.router = Some(router.name.to_string());
+            s.service = Some(router.service_name.to_string());
+        });
+        match &router.service {
+            Dispatch::Ping => return crate::admin::ping(),
+            Dispatch::Prometheus => return self.metrics_response(req.headers()),
+            _ => {}
+        }
+        // Borrowed from a reference-counted copy of the request's until a middleware rewrites it.
+        let original_pq = req.uri().path_and_query().cloned();
+        let pq = original_pq.as_ref().map_or("/", |p| p.as_str());
+        let mut ctx = RequestCtx::new(tls, host, peer.addr.ip(), pq, arrival.forwarded);
+        if let Some(answer) = crate::middleware::run(&router.chain, &mut req, &mut ctx).await {
+            return answer;
+        }
+        if ctx.fields_changed {
+            arrival.fields = strict::Fields::of(req.headers());
+        }
+        let mut resp = match &router.service {
+            Dispatch::Service(id) => {
+                let out = forward::Outbound {
+                    service: *id,
+                    service_name: &router.service_name,
+                    peer: &peer,
+                    entry,
+                    host: host_value.as_ref(),
+                    path_and_query: &ctx.path_and_query,
+                    retry: ctx.retry,
+                    upgrade: arrival.upgrade,
+                    fields: &arrival.fields,
+                };
+                let forwarded = std::mem::take(&mut ctx.forwarded);
+                self.forward(out, forwarded, req).await
+            }
+            // api@internal / dashboard@internal, after the router's middlewares (basicAuth in
+            // prod); their answers are not edited by the chain.
+            Dispatch::Api => return self.api(req.method(), req.uri()).unwrap_or_else(not_found),
+            Dispatch::Missing => text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n"),
+            Dispatch::Ping | Dispatch::Prometheus => return not_found(),
+        };
+        ctx.response.apply(resp.headers_mut());
+        resp
+    }
+
+    /// The route phase: the entry point's table for this kind of connection, with the
+    /// forwarding fields the proxy will add visible to `Header` rules.
+    fn route<'e>(
+        &self,
+        entry: &'e Entry,
+        tls: bool,
+        req: &Request<RequestBody>,
+        arrival: &Arrival,
+        host_value: Option<&HeaderValue>,
+        peer: &Peer,
+    ) -> Option<&'e Arc<Router>> {
+        let table = match &entry.tls {
+            Some((_, table)) if tls => table,
+            _ => &entry.plain,
+        };
+        let src = self.sources(host_value, peer);
+        let mut digits = [0u8; 5];
+        let mut header_refs: Vec<(&str, &str)> = Vec::new();
+        if table.routes.uses_headers() {
+            header_refs.extend(
+                req.headers()
+                    .iter()
+                    .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v))),
+            );
+            arrival
+                .forwarded
+                .visible_each(&src, &mut digits, |k, v| header_refs.push((k, v)));
+        }
+        let info = RequestInfo {
+            method: req.method().as_str(),
+            host: host_value.and_then(|h| h.to_str().ok()),
+            path: req.uri().path(),
+            query: req.uri().query(),
+            headers: &header_refs,
+            peer: peer.addr.ip(),
+        };
+        table
+            .routes
+            .route_index(&info)
+            .and_then(|i| table.routers.get(i))
+    }
+}

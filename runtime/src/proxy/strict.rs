@@ -95,7 +95,7 @@ impl Refusal {
     }
 
     /// The answer: status, reason, `Connection: close`; counted and logged at debug.
-    pub fn response(self) -> http::Response<crate::server::Body> {
+    pub fn response(self) -> http::Response<crate::body::Body> {
         use http_body_util::BodyExt as _;
         REFUSED
             .get_or_create(&Reason {
@@ -352,7 +352,8 @@ pub fn valid_host(value: &[u8]) -> bool {
     };
     if let Some(port) = port
         && !(port.iter().all(u8::is_ascii_digit)
-            && (port.is_empty() || crate::http1::client::parse_decimal(port).is_some_and(|p| p <= 65_535)))
+            && (port.is_empty()
+                || crate::http1::client::parse_decimal(port).is_some_and(|p| p <= 65_535)))
     {
         return false;
     }

@@ -37,8 +37,8 @@
 //! reset seen on live traffic and wakes the health checker of its load balancer
 //! ([`crate::upstream::health::HealthChecker`]) for an immediate probe of all its servers.
 
-
 pub mod health;
+pub(crate) mod probe;
 
 use crate::FastMap;
 use std::fmt;
@@ -180,6 +180,11 @@ impl ServerRef {
     pub fn index(&self) -> usize {
         self.index
     }
+
+    /// Position of its load balancer among the plan's services.
+    pub(crate) fn node(&self) -> usize {
+        self.node
+    }
 }
 
 /// The result of [`Upstreams::pick`].
@@ -199,21 +204,28 @@ pub enum Pick {
 /// most picks go through none, and deeper chains than four are not kept (see [`Via::push`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Via {
-    names: [Option<Arc<str>>; 4],
+    names: [Option<(usize, Arc<str>)>; 4],
 }
 
 impl Via {
     /// Records a mirroring service; past four, further ones are not recorded (plans with longer
     /// chains are refused at start, see [`crate::proxy::mirror::too_deep`]).
-    fn push(&mut self, name: &Arc<str>) {
+    fn push(&mut self, node: usize, name: &Arc<str>) {
         if let Some(slot) = self.names.iter_mut().find(|n| n.is_none()) {
-            *slot = Some(name.clone());
+            *slot = Some((node, name.clone()));
         }
     }
 
     /// The mirroring services, outermost first.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.names.iter().map_while(|n| n.as_deref())
+        self.names
+            .iter()
+            .map_while(|n| n.as_ref().map(|(_, n)| &**n))
+    }
+
+    /// The mirroring services as service nodes, outermost first.
+    pub(crate) fn nodes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.names.iter().map_while(|n| n.as_ref().map(|(i, _)| *i))
     }
 
     /// True when the pick went through no mirroring service.
@@ -567,7 +579,7 @@ impl Upstreams {
                 }
             }
             NodeKind::Mirroring { main } => {
-                via.push(&n.name);
+                via.push(node, &n.name);
                 self.pick_node(*main, depth + 1, via)
             }
         }

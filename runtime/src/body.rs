@@ -1,0 +1,69 @@
+//! The body types every layer agrees on, and the proxy's canned answers.
+//!
+//! At the bottom of the module graph so the codecs (`http1`) and the proxy share one `Body`
+//! without importing each other. The wrappers that change how a body is read (deadlines,
+//! observation, mirroring, pooled connections) live with their concern and all produce these.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::combinators::{BoxBody, UnsyncBoxBody};
+use http_body_util::{BodyExt, Empty, Full};
+
+/// The error every boxed body carries.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Response body type for everything the proxy answers.
+pub type Body = BoxBody<Bytes, BoxError>;
+
+/// Request body type sent upstream: the client's streamed body, or empty for a retry.
+pub type ReqBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// A complete response body.
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never: Infallible| match never {})
+        .boxed()
+}
+
+/// A complete request body (mirrored copies).
+pub(crate) fn full_request(bytes: Bytes) -> ReqBody {
+    Full::new(bytes)
+        .map_err(|never: Infallible| match never {})
+        .boxed_unsync()
+}
+
+/// An empty request body (the attempts after the first, which the client body already left).
+pub(crate) fn empty_request() -> ReqBody {
+    Empty::new()
+        .map_err(|never: Infallible| match never {})
+        .boxed_unsync()
+}
+
+/// A canned plain-text answer of the proxy itself (`404 page not found\n`, `Bad Gateway\n`…),
+/// worded as Traefik words it.
+pub fn text(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut r = Response::new(full(Bytes::from_static(body.as_bytes())));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// Traefik's answer when no router matches.
+pub(crate) fn not_found() -> Response<Body> {
+    text(StatusCode::NOT_FOUND, "404 page not found\n")
+}
+
+/// Traefik's answer when the server could not be reached or answered nonsense.
+pub(crate) fn bad_gateway() -> Response<Body> {
+    text(StatusCode::BAD_GATEWAY, "Bad Gateway\n")
+}
+
+/// Traefik's answer when the server did not answer in time.
+pub(crate) fn gateway_timeout() -> Response<Body> {
+    text(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n")
+}

@@ -1,0 +1,82 @@
+//! What a failed exchange with a server says about that server (for passive health), and
+//! whether the client gets 504 (a timeout) or 502. By error type, never by message text.
+
+use crate::transport::SendError;
+use crate::upstream::FailureKind;
+
+/// The failure kind of `e`, and whether it was a timeout.
+pub(crate) fn classify(e: &SendError) -> (FailureKind, bool) {
+    let (connect, timed_out) = match e {
+        SendError::Client(e) => (
+            e.is_connect(),
+            error_chain_has(e, std::io::ErrorKind::TimedOut),
+        ),
+        SendError::Pool(e) => (e.is_connect(), e.is_timeout()),
+        SendError::HeaderTimeout(_) => return (FailureKind::Timeout, true),
+        SendError::NoClient => return (FailureKind::ConnectRefused, false),
+    };
+    let kind = match (connect, timed_out) {
+        (true, true) => FailureKind::Timeout,
+        (true, false) => FailureKind::ConnectRefused,
+        (false, _) => FailureKind::Reset,
+    };
+    (kind, timed_out)
+}
+
+/// True when `e` or one of its sources is an I/O error of `kind`.
+fn error_chain_has(e: &(dyn std::error::Error + 'static), kind: std::io::ErrorKind) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == kind)
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Wrapper(std::io::Error);
+
+    impl std::fmt::Display for Wrapper {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("connect error")
+        }
+    }
+
+    impl std::error::Error for Wrapper {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_timed_out_io_error_anywhere_in_the_chain_is_a_timeout() {
+        let e = Wrapper(std::io::Error::new(std::io::ErrorKind::TimedOut, "dial"));
+        assert!(error_chain_has(&e, std::io::ErrorKind::TimedOut));
+        let e = Wrapper(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "dial",
+        ));
+        assert!(!error_chain_has(&e, std::io::ErrorKind::TimedOut));
+    }
+
+    #[test]
+    fn a_header_timeout_is_a_504_and_a_missing_client_a_refusal() {
+        assert_eq!(
+            classify(&SendError::HeaderTimeout(100)),
+            (FailureKind::Timeout, true)
+        );
+        assert_eq!(
+            classify(&SendError::NoClient),
+            (FailureKind::ConnectRefused, false)
+        );
+    }
+}

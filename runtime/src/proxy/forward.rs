@@ -1,0 +1,355 @@
+//! The pick, forward and retry phases: a server is picked for the router's service, the request
+//! goes out on that server's client (the own HTTP/1.1 codec for a request without a body to an
+//! `http://` server, else an owned request through the pool or hyper's client), and a safe
+//! request that could not reach a server is tried again on another one. The answer comes back
+//! with its hop-by-hop fields removed, under the entry point's write deadline; a `101` is
+//! tunnelled in both directions.
+
+use std::time::Duration;
+
+use http::uri::PathAndQuery;
+use http::{HeaderValue, Request, Response, StatusCode, Uri, header};
+use http_body_util::BodyExt as _;
+use hyper_util::rt::TokioIo;
+
+use super::classify::classify;
+use super::forwarded_headers::{self as fwd, Forwarded};
+use super::{Peer, strict};
+use crate::body::{Body, ReqBody, bad_gateway, empty_request, gateway_timeout, text};
+use crate::http1::server::RequestBody;
+use crate::middleware::retry::Retry;
+use crate::runtime::{Entry, Runtime, ServerTarget};
+use crate::transport::{SendError, error_text};
+use crate::upstream::{FailureKind, Pick, ServerRef, ServiceId, Via};
+
+/// Response body type received from servers.
+type UpstreamBody = crate::http1::pool::UpstreamBody<ReqBody>;
+
+/// Where and how a request that passed its chain goes out.
+#[derive(Debug)]
+pub(crate) struct Outbound<'a> {
+    pub(crate) service: ServiceId,
+    pub(crate) service_name: &'a str,
+    pub(crate) peer: &'a Peer,
+    pub(crate) entry: &'a Entry,
+    /// The request's host, for `Host` when the server takes the client's.
+    pub(crate) host: Option<&'a HeaderValue>,
+    /// Path and query after the middlewares.
+    pub(crate) path_and_query: &'a str,
+    pub(crate) retry: Retry,
+    pub(crate) upgrade: bool,
+    pub(crate) fields: &'a strict::Fields,
+}
+
+/// True for requests that may be sent again when the first server could not be reached: safe
+/// methods without a body (nothing was consumed, repeating cannot change state).
+fn retryable(method: &http::Method, fields: &strict::Fields) -> bool {
+    let safe = matches!(
+        *method,
+        http::Method::GET | http::Method::HEAD | http::Method::OPTIONS
+    );
+    safe && fields.bodiless()
+}
+
+/// One request's state across its attempts.
+struct Attempts<'a> {
+    out: Outbound<'a>,
+    parts: http::request::Parts,
+    body: Option<RequestBody>,
+    /// Origin-form target for the server.
+    uri: Uri,
+    via: Via,
+    forwarding: Option<Forwarded>,
+    bodiless: bool,
+    may_retry: bool,
+    max_attempts: u32,
+    backoff: Duration,
+    read_deadline: Option<tokio::time::Instant>,
+}
+
+impl Runtime {
+    /// Picks a server for `out.service` and forwards the request to it, trying another one for
+    /// safe requests that could not reach theirs.
+    pub(crate) async fn forward(
+        &self,
+        out: Outbound<'_>,
+        mut forwarded: Forwarded,
+        mut req: Request<RequestBody>,
+    ) -> Response<Body> {
+        // The mirroring services on the way to the server: each copies the request.
+        let mut via = Via::default();
+        let server = match self.upstreams.pick_holding(out.service, &mut via).await {
+            Pick::Server(s) => s,
+            Pick::NoAvailableServer => {
+                return text(StatusCode::SERVICE_UNAVAILABLE, "no available server\n");
+            }
+            Pick::UnknownService => {
+                return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
+            }
+        };
+        let client_upgrade = out.upgrade.then(|| hyper::upgrade::on(&mut req));
+        let may_retry = !out.upgrade && retryable(req.method(), out.fields);
+        forwarded.append_for(req.headers_mut(), &out.peer.ip_value);
+        let (mut parts, body) = req.into_parts();
+        let timeouts = &out.entry.timeouts;
+        let started = tokio::time::Instant::now();
+        let write_deadline = (timeouts.write_ms > 0 && !out.upgrade)
+            .then(|| started + Duration::from_millis(timeouts.write_ms));
+        let read_deadline =
+            (timeouts.read_ms > 0).then(|| started + Duration::from_millis(timeouts.read_ms));
+        // A request without a body to an `http://` server is written from borrowed parts by the
+        // proxy's own codec: no owned copy of the fields for a retry, no boxed body. Mirrored
+        // requests keep the owned path: their copies go out when the body has been read.
+        let bodiless = !out.upgrade
+            && hyper::body::Body::is_end_stream(&body)
+            && !via.nodes().any(|m| self.mirroring(m).is_some())
+            && crate::http1::client::eligible_by(&parts.method, out.fields);
+        // Origin-form for the server (the client dials the server's address itself): the
+        // request's own URI when middlewares left its path alone, which saves parsing it again.
+        let uri = if parts.uri.scheme().is_none()
+            && parts.uri.path_and_query().map(PathAndQuery::as_str) == Some(out.path_and_query)
+        {
+            std::mem::take(&mut parts.uri)
+        } else {
+            match out.path_and_query.parse::<PathAndQuery>() {
+                Ok(pq) => Uri::from(pq),
+                Err(_) => return bad_gateway(),
+            }
+        };
+        let mut attempts = Attempts {
+            max_attempts: out.retry.attempts,
+            backoff: out.retry.initial_interval,
+            out,
+            parts,
+            body: Some(body),
+            uri,
+            via,
+            forwarding: Some(forwarded),
+            bodiless,
+            may_retry,
+            read_deadline,
+        };
+        match self.attempt_all(&mut attempts, server).await {
+            Ok((result, server)) => {
+                crate::observe::note(|s| s.server = Some(server.url().to_owned()));
+                self.finish(
+                    result,
+                    &server,
+                    &attempts.out,
+                    client_upgrade,
+                    write_deadline,
+                )
+            }
+            Err(answer) => answer,
+        }
+    }
+
+    /// Sends to `server`, then to the next server while a retryable attempt fails; the last
+    /// result with the server it came from, or the proxy's answer when none is left.
+    async fn attempt_all(
+        &self,
+        a: &mut Attempts<'_>,
+        mut server: ServerRef,
+    ) -> Result<(Result<Response<UpstreamBody>, SendError>, ServerRef), Response<Body>> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let Some(target) = self.server(&server) else {
+                return Err(bad_gateway());
+            };
+            let last = !(a.may_retry && attempt < a.max_attempts);
+            let sent = self.send_once(a, target, last).await;
+            match sent {
+                Err(e) if !last => {
+                    crate::observe::note(|s| s.retries += 1);
+                    let (kind, timed_out) = classify(&e);
+                    self.upstreams.report_failure(&server, kind);
+                    tracing::warn!(
+                        "{} → {}: {e}; retrying on another server",
+                        a.out.service_name,
+                        server.url()
+                    );
+                    if !a.backoff.is_zero() {
+                        Box::pin(tokio::time::sleep(a.backoff)).await;
+                        a.backoff = (a.backoff * 2).min(Duration::from_secs(10));
+                    }
+                    match self.next_server(a, &server, kind).await {
+                        Some(next) => server = next,
+                        None if timed_out => return Err(gateway_timeout()),
+                        None => return Err(bad_gateway()),
+                    }
+                }
+                result => return Ok((result, server)),
+            }
+        }
+    }
+
+    /// The server for the next attempt: another one if there is one (the failed one is down
+    /// now if it refused), else the same one when the retry middleware asks for more than one
+    /// retry (its semantics). The body went (or goes) to the mirrors of the first pick only.
+    async fn next_server(
+        &self,
+        a: &Attempts<'_>,
+        failed: &ServerRef,
+        kind: FailureKind,
+    ) -> Option<ServerRef> {
+        let id = a.out.service;
+        let mut again = Via::default();
+        let next = match self.upstreams.pick_holding(id, &mut again).await {
+            // The server just died and none is left: the re-probe round that failure
+            // triggered may find the standby promoted.
+            Pick::NoAvailableServer if kind.marks_down() => {
+                self.upstreams
+                    .pick_after_failure(id, &mut again, failed)
+                    .await
+            }
+            other => other,
+        };
+        match next {
+            Pick::Server(next) if next.url() != failed.url() || a.max_attempts > 2 => Some(next),
+            _ => None,
+        }
+    }
+
+    /// One attempt on `target`; `last`: no attempt follows, so the request's fields move out
+    /// instead of being copied.
+    async fn send_once(
+        &self,
+        a: &mut Attempts<'_>,
+        target: &ServerTarget,
+        last: bool,
+    ) -> Result<Response<UpstreamBody>, SendError> {
+        let host_field = match a.out.host {
+            Some(h) if target.pass_host => h,
+            _ => &target.addr.host_value,
+        };
+        let src = self.sources(a.out.host, a.out.peer);
+        let client = &target.client;
+        if a.bodiless && client.takes_bodiless() {
+            let req = crate::http1::client::Bodiless {
+                method: &a.parts.method,
+                target: a.uri.path_and_query().map_or("/", |pq| pq.as_str()),
+                host: Some(host_field),
+                headers: &a.parts.headers,
+                extra: a.forwarding.as_ref().map(|f| (f, src)),
+            };
+            return client
+                .send_bodiless(req)
+                .await
+                .unwrap_or(Err(SendError::NoClient));
+        }
+        if let Some(f) = a.forwarding.take() {
+            f.apply(&src, &mut a.parts.headers);
+        }
+        // Keep the fields for a possible retry; the last attempt takes them.
+        let mut headers = if last {
+            std::mem::take(&mut a.parts.headers)
+        } else {
+            a.parts.headers.clone()
+        };
+        headers.insert(header::HOST, host_field.clone());
+        let body = match a.body.take() {
+            Some(b) => self.request_body(a, b),
+            None => empty_request(),
+        };
+        let mut upstream_req = Request::new(body);
+        *upstream_req.method_mut() = a.parts.method.clone();
+        *upstream_req.uri_mut() = a.uri.clone();
+        *upstream_req.version_mut() = http::Version::HTTP_11;
+        *upstream_req.headers_mut() = headers;
+        client.send(upstream_req, a.out.upgrade).await
+    }
+
+    /// The body sent upstream on the owned path: under the entry point's read deadline (none
+    /// for a request without a body: nothing is left to read), teed to the mirrors if any.
+    fn request_body(&self, a: &Attempts<'_>, body: RequestBody) -> ReqBody {
+        let body = match a.read_deadline {
+            Some(at) if !a.out.upgrade && !hyper::body::Body::is_end_stream(&body) => {
+                crate::deadline::Deadline::new(body, at, "read").boxed_unsync()
+            }
+            _ => body
+                .map_err(|e| Box::new(e) as crate::body::BoxError)
+                .boxed_unsync(),
+        };
+        if a.out.upgrade {
+            return body;
+        }
+        a.via
+            .nodes()
+            .fold(body, |body, node| match self.mirroring(node) {
+                Some(m) => super::mirror::fan_out(
+                    self,
+                    m,
+                    &a.parts,
+                    a.out.host.and_then(|h| h.to_str().ok()),
+                    a.out.path_and_query,
+                    body,
+                ),
+                None => body,
+            })
+    }
+
+    /// The respond phase for a server's answer: 5xx reported to passive health, an unasked
+    /// `101` refused, an asked one tunnelled, hop-by-hop fields removed, the write deadline set.
+    fn finish(
+        &self,
+        result: Result<Response<UpstreamBody>, SendError>,
+        server: &ServerRef,
+        out: &Outbound<'_>,
+        client_upgrade: Option<hyper::upgrade::OnUpgrade>,
+        write_deadline: Option<tokio::time::Instant>,
+    ) -> Response<Body> {
+        let mut resp = match result {
+            Ok(resp) => resp,
+            Err(e) => {
+                let (kind, timed_out) = classify(&e);
+                self.upstreams.report_failure(server, kind);
+                tracing::warn!(
+                    "{} → {}: {}",
+                    out.service_name,
+                    server.url(),
+                    error_text(&e)
+                );
+                return if timed_out {
+                    gateway_timeout()
+                } else {
+                    bad_gateway()
+                };
+            }
+        };
+        if resp.status().is_server_error() {
+            self.upstreams
+                .report_failure(server, FailureKind::Status5xx);
+        }
+        if resp.status() == StatusCode::SWITCHING_PROTOCOLS {
+            let Some(client_upgrade) = client_upgrade else {
+                // A switch nobody asked for: tunnelling it would hand the client's connection
+                // to whatever the server speaks next.
+                tracing::warn!(
+                    "{} → {}: 101 Switching Protocols without an upgrade request",
+                    out.service_name,
+                    server.url()
+                );
+                return bad_gateway();
+            };
+            let upstream_upgrade = hyper::upgrade::on(&mut resp);
+            tokio::spawn(async move {
+                if let (Ok(c), Ok(u)) = (client_upgrade.await, upstream_upgrade.await) {
+                    let (mut c, mut u) = (TokioIo::new(c), TokioIo::new(u));
+                    let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
+                }
+            });
+        } else if !resp.body().hop_by_hop_removed() {
+            // The body is framed anew for the client: a length beside a transfer coding must
+            // not reach it (RFC 9112 §6.3 item 3).
+            if resp.headers().contains_key(header::TRANSFER_ENCODING) {
+                resp.headers_mut().remove(header::CONTENT_LENGTH);
+            }
+            fwd::strip_hop_by_hop(resp.headers_mut(), false);
+        }
+        resp.map(|b| match write_deadline {
+            Some(at) => crate::deadline::Deadline::new(b, at, "write").boxed(),
+            None => b.boxed(),
+        })
+    }
+}

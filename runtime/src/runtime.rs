@@ -1,0 +1,452 @@
+//! A plan made ready to serve: everything the request path needs, resolved once at load.
+//!
+//! Entry points, routers, middlewares, services and servers are looked up by name here and
+//! nowhere else: an entry point holds its route tables and trusted forwarders, a matched route
+//! leads to its [`Router`] with its built middleware chain and its resolved service, and a picked
+//! server leads to its client, its address and its `passHostHeader` by position
+//! ([`Runtime::server`]). What this runtime cannot serve is refused here, listing every reason,
+//! so a plan is never served half-way.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use bridge_plan::{Plan, ServiceKind};
+use bytes::Bytes;
+use http::{HeaderValue, Uri};
+use http_body_util::Full;
+
+use crate::FastMap;
+use crate::body::ReqBody;
+use crate::middleware::{Chain, Middleware, MiddlewareError};
+use crate::observe::Observer;
+use crate::observe::metrics::Metrics;
+use crate::proxy::forwarded_headers::{self as forward, Trust};
+use crate::proxy::mirror::Mirroring;
+use crate::routing::RouteTable;
+use crate::transport::{ClientFactory, ServerClient};
+use crate::upstream::{ServerRef, ServiceId, Upstreams};
+
+/// Why a plan cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The plan uses features this runtime version does not implement.
+    #[error("this bridge-runtime cannot serve the plan:\n  - {}", .0.join("\n  - "))]
+    Unsupported(Vec<String>),
+    /// Routing tables could not be built.
+    #[error(transparent)]
+    Routing(#[from] crate::routing::RoutingError),
+    /// Upstreams could not be built.
+    #[error(transparent)]
+    Upstream(#[from] crate::upstream::UpstreamError),
+    /// An entry point address is invalid.
+    #[error("entry point `{0}`: cannot listen on `{1}`")]
+    Address(String, String),
+    /// A middleware could not be built (users file, a regex the engine refuses).
+    #[error("middleware `{name}`: {source}")]
+    Middleware {
+        /// The middleware's key.
+        name: String,
+        /// What went wrong.
+        source: MiddlewareError,
+    },
+    /// The access log file cannot be opened.
+    #[error("{0}")]
+    AccessLog(std::io::Error),
+    /// TLS could not be set up (certificates, options).
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    /// Connections to servers could not be set up (servers transports, server URLs).
+    #[error(transparent)]
+    Transport(#[from] crate::transport::TransportError),
+    /// Binding a listener failed.
+    #[error("entry point `{name}`: cannot listen on {addr}: {source}")]
+    Bind {
+        /// The entry point's key.
+        name: String,
+        /// The address it should listen on.
+        addr: SocketAddr,
+        /// What the system said.
+        source: std::io::Error,
+    },
+}
+
+/// Everything needed to answer requests; shared by all connections.
+#[derive(Debug)]
+pub struct Runtime {
+    pub(crate) plan: Arc<Plan>,
+    pub(crate) upstreams: Upstreams,
+    /// By [`EntryId`]: the plan's entry points in key order.
+    pub(crate) entries: Vec<Entry>,
+    /// By load balancer node and server position (as in [`ServerRef`]).
+    servers: Vec<Vec<ServerTarget>>,
+    /// By service node: the mirroring services with mirrors.
+    mirrors: Vec<Option<Arc<Mirroring>>>,
+    /// Per health-check probe URL: its client, with the load balancer's servers transport.
+    pub(crate) probe_clients: Arc<HashMap<String, ServerClient<Full<Bytes>>>>,
+    /// This host's name, the `X-Forwarded-Server` value.
+    pub(crate) server_name_value: HeaderValue,
+    /// When this plan started serving, for `/api/version`.
+    pub(crate) started: String,
+    /// Metrics and access log (kept across reloads that do not change their settings).
+    pub(crate) observer: Option<Arc<Observer>>,
+}
+
+/// An entry point, by its position among the plan's entry points (stable across reloads, which
+/// must keep the entry points).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryId(pub(crate) usize);
+
+/// An entry point resolved for the request path.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) name: Arc<str>,
+    pub(crate) redirect: Option<bridge_plan::Redirect>,
+    pub(crate) port: u16,
+    pub(crate) timeouts: bridge_plan::Timeouts,
+    pub(crate) trust: Trust,
+    /// Routers without TLS, for plain connections.
+    pub(crate) plain: Table,
+    /// With TLS: its configuration and the routers with TLS.
+    pub(crate) tls: Option<(Arc<rustls::ServerConfig>, Table)>,
+    /// `prometheus@internal` answers `/metrics` here (metrics on this entry point, not
+    /// `manualRouting`).
+    pub(crate) metrics_here: bool,
+    /// `api.insecure` serves the API and `/ping` here.
+    pub(crate) api_here: bool,
+}
+
+/// The routers of one entry point for one kind of connection.
+#[derive(Debug)]
+pub(crate) struct Table {
+    pub(crate) routes: RouteTable,
+    /// By route position in `routes`.
+    pub(crate) routers: Vec<Arc<Router>>,
+}
+
+/// A router resolved: its chain built, its service found.
+#[derive(Debug)]
+pub(crate) struct Router {
+    pub(crate) name: Arc<str>,
+    pub(crate) chain: Chain,
+    /// The service's key as written (`api@internal` included), for the access log.
+    pub(crate) service_name: Arc<str>,
+    pub(crate) service: Dispatch,
+}
+
+/// Where a router sends what its chain lets through.
+#[derive(Debug)]
+pub(crate) enum Dispatch {
+    /// A service of the plan.
+    Service(ServiceId),
+    /// `ping@internal`: `OK`, before the chain.
+    Ping,
+    /// `prometheus@internal`: the metrics, before the chain.
+    Prometheus,
+    /// `api@internal`, `dashboard@internal` and the other internal services: the API, after the
+    /// chain (basicAuth in prod).
+    Api,
+    /// A name no service has (the plan checker prevents it): 500.
+    Missing,
+}
+
+/// A load balancer server resolved at load.
+#[derive(Debug)]
+pub(crate) struct ServerTarget {
+    pub(crate) client: ServerClient<ReqBody>,
+    pub(crate) addr: ServerAddr,
+    /// The client's `Host` goes to the server (`passHostHeader`).
+    pub(crate) pass_host: bool,
+}
+
+/// A server URL resolved once at load.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerAddr {
+    /// `host:port` as written, for the `Host` header when it is not passed through.
+    pub(crate) authority: String,
+    /// `host:port` to connect to (the pinned IP with `--resolve`).
+    pub(crate) connect: String,
+    /// `authority` as a header value, made once.
+    pub(crate) host_value: HeaderValue,
+}
+
+impl ServerAddr {
+    fn new(url: &str, resolve: &HashMap<String, IpAddr>) -> Option<ServerAddr> {
+        let uri = url.parse::<Uri>().ok()?;
+        let authority = uri.authority()?.as_str().to_owned();
+        let connect = match uri.host().and_then(|h| resolve.get(h)) {
+            Some(ip) => {
+                let ip = if ip.is_ipv6() {
+                    format!("[{ip}]")
+                } else {
+                    ip.to_string()
+                };
+                uri.port_u16().map_or(ip.clone(), |p| format!("{ip}:{p}"))
+            }
+            None => authority.clone(),
+        };
+        let host_value = HeaderValue::from_str(&authority).ok()?;
+        Some(ServerAddr {
+            authority,
+            connect,
+            host_value,
+        })
+    }
+}
+
+impl Runtime {
+    /// Builds everything the plan needs to be served; `resolve` pins server host names to
+    /// addresses (`--resolve`).
+    pub fn new(plan: Arc<Plan>, resolve: HashMap<String, IpAddr>) -> Result<Runtime, ServeError> {
+        Runtime::build(plan, &resolve, None)
+    }
+
+    /// [`Runtime::new`] for a reload: metrics and the access log of `old` carry over when the new
+    /// plan configures them the same way, so counters do not reset.
+    pub fn reload(
+        old: &Runtime,
+        plan: Arc<Plan>,
+        resolve: &HashMap<String, IpAddr>,
+    ) -> Result<Runtime, ServeError> {
+        Runtime::build(plan, resolve, Some(old))
+    }
+
+    fn build(
+        plan: Arc<Plan>,
+        resolve: &HashMap<String, IpAddr>,
+        old: Option<&Runtime>,
+    ) -> Result<Runtime, ServeError> {
+        let unsupported = crate::proxy::mirror::too_deep(&plan);
+        if !unsupported.is_empty() {
+            return Err(ServeError::Unsupported(unsupported));
+        }
+        let upstreams = Upstreams::from_plan(&plan)?;
+        let routers = routers(&plan, &upstreams)?;
+        let mut tls = crate::tls::configs(&plan)?;
+        let entries = plan
+            .entrypoints
+            .iter()
+            .map(|(name, ep)| entry(&plan, name, ep, &routers, tls.remove(name)))
+            .collect::<Result<_, ServeError>>()?;
+        let mut factory = ClientFactory::default();
+        let servers = servers(&plan, resolve, &mut factory)?;
+        let probe_clients = Arc::new(crate::upstream::probe::clients(
+            &plan,
+            resolve,
+            &mut factory,
+        )?);
+        let mut mirrors = crate::proxy::mirror::from_plan(&plan);
+        let mirrors = plan.services.keys().map(|k| mirrors.remove(k)).collect();
+        let server_name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_else(|_| "bridge-runtime".into());
+        let observer = match old {
+            Some(o) if o.plan.metrics == plan.metrics && o.plan.access_log == plan.access_log => {
+                o.observer.clone()
+            }
+            _ => Observer::new(
+                plan.metrics.as_ref().map(|m| Arc::new(Metrics::new(m))),
+                plan.access_log.as_ref(),
+            )
+            .map_err(ServeError::AccessLog)?,
+        };
+        Ok(Runtime {
+            plan,
+            upstreams,
+            entries,
+            servers,
+            mirrors,
+            probe_clients,
+            server_name_value: HeaderValue::from_str(&server_name)
+                .unwrap_or_else(|_| HeaderValue::from_static("bridge-runtime")),
+            started: crate::observe::rfc3339_now(),
+            observer,
+        })
+    }
+
+    /// The upstream state (for health checking and the API).
+    pub fn upstreams(&self) -> &Upstreams {
+        &self.upstreams
+    }
+
+    /// The plan being served.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// Metrics, when the plan enables them.
+    pub fn metrics(&self) -> Option<&Arc<Metrics>> {
+        self.observer.as_ref().and_then(|o| o.metrics.as_ref())
+    }
+
+    /// A prober for this plan's health checks: each probe with its load balancer's scheme and
+    /// servers transport.
+    pub fn prober(&self) -> crate::upstream::probe::HttpProber {
+        crate::upstream::probe::HttpProber::new(self.probe_clients.clone())
+    }
+
+    /// The entry point named `name`.
+    pub fn entry_id(&self, name: &str) -> Option<EntryId> {
+        self.entries
+            .iter()
+            .position(|e| &*e.name == name)
+            .map(EntryId)
+    }
+
+    /// The TLS configuration of an entry point, if it serves TLS.
+    pub(crate) fn tls_config(&self, id: EntryId) -> Option<Arc<rustls::ServerConfig>> {
+        self.entries
+            .get(id.0)
+            .and_then(|e| e.tls.as_ref())
+            .map(|(c, _)| c.clone())
+    }
+
+    /// What the proxy knows of a picked server.
+    pub(crate) fn server(&self, s: &ServerRef) -> Option<&ServerTarget> {
+        self.servers.get(s.node())?.get(s.index())
+    }
+
+    /// The mirroring settings of a service node, if it mirrors.
+    pub(crate) fn mirroring(&self, node: usize) -> Option<&Arc<Mirroring>> {
+        self.mirrors.get(node)?.as_ref()
+    }
+
+    /// Copies the health state of servers that exist, unchanged, in `old` (same service, same URL),
+    /// so a reload does not send traffic back to nodes known to be down, nor hold it from nodes known
+    /// to be up. Returns how many states were carried over.
+    pub fn carry_health_from(&self, old: &Runtime) -> usize {
+        let mut carried = 0;
+        for name in self.plan.services.keys() {
+            let Some(states) = old.upstreams.server_states(name) else {
+                continue;
+            };
+            for (server, _, state) in states {
+                if let Some(new_ref) = self.upstreams.server_ref(name, server.url()) {
+                    self.upstreams
+                        .set_state(&new_ref, state, "kept across reload");
+                    carried += 1;
+                }
+            }
+        }
+        carried
+    }
+}
+
+/// Every router of the plan with its chain and service, by key. A middleware named by several
+/// routers is built once and shared.
+fn routers(plan: &Plan, upstreams: &Upstreams) -> Result<FastMap<String, Arc<Router>>, ServeError> {
+    let mut middlewares: FastMap<&str, Arc<Middleware>> = FastMap::default();
+    for (name, m) in &plan.middlewares {
+        let built = Middleware::from_plan(m).map_err(|source| ServeError::Middleware {
+            name: name.clone(),
+            source,
+        })?;
+        middlewares.insert(name, Arc::new(built));
+    }
+    let mut out = FastMap::default();
+    for (name, r) in &plan.routers {
+        // A name without a middleware is skipped, as it always was (the plan checker refuses
+        // such plans).
+        let chain = r
+            .middlewares
+            .iter()
+            .filter_map(|m| middlewares.get(m.as_str()).cloned())
+            .collect();
+        let service = match r.service.as_str() {
+            "ping@internal" => Dispatch::Ping,
+            "prometheus@internal" => Dispatch::Prometheus,
+            s if s.ends_with("@internal") => Dispatch::Api,
+            s => upstreams
+                .service_id(s)
+                .map_or(Dispatch::Missing, Dispatch::Service),
+        };
+        let router = Router {
+            name: Arc::from(name.as_str()),
+            chain,
+            service_name: Arc::from(r.service.as_str()),
+            service,
+        };
+        out.insert(name.clone(), Arc::new(router));
+    }
+    Ok(out)
+}
+
+/// One entry point: its route tables (plain, and TLS when it serves TLS), its trusted
+/// forwarders and what Traefik serves on it before routing.
+fn entry(
+    plan: &Plan,
+    name: &str,
+    ep: &bridge_plan::EntryPoint,
+    routers: &FastMap<String, Arc<Router>>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> Result<Entry, ServeError> {
+    let table = |tls: bool| -> Result<Table, ServeError> {
+        let routes = RouteTable::build(plan, name, tls)?;
+        let routers = routes
+            .keys()
+            .map(|k| {
+                routers.get(k).cloned().ok_or_else(|| {
+                    ServeError::Routing(crate::routing::RoutingError::UnknownRouter {
+                        entrypoint: name.to_owned(),
+                        router: k.to_owned(),
+                    })
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Table { routes, routers })
+    };
+    let tls = match tls {
+        Some(cfg) => Some((cfg, table(true)?)),
+        None => None,
+    };
+    Ok(Entry {
+        name: Arc::from(name),
+        redirect: ep.redirect.clone(),
+        port: ep.port,
+        timeouts: ep.timeouts.clone(),
+        trust: forward::Trust::new(&ep.forwarded_headers),
+        plain: table(false)?,
+        tls,
+        metrics_here: plan
+            .metrics
+            .as_ref()
+            .is_some_and(|m| !m.manual_routing && m.entrypoint == name),
+        api_here: plan
+            .api
+            .as_ref()
+            .is_some_and(|a| a.insecure && a.entrypoint == name),
+    })
+}
+
+/// The client, address and `passHostHeader` of every load balancer server, by node and position.
+fn servers(
+    plan: &Plan,
+    resolve: &HashMap<String, IpAddr>,
+    factory: &mut ClientFactory,
+) -> Result<Vec<Vec<ServerTarget>>, ServeError> {
+    let mut out = Vec::with_capacity(plan.services.len());
+    for s in plan.services.values() {
+        let ServiceKind::LoadBalancer(lb) = &s.kind else {
+            out.push(Vec::new());
+            continue;
+        };
+        let (transport, t) = crate::transport::transport_of(plan, lb)?;
+        let mut servers = Vec::with_capacity(lb.servers.len());
+        for srv in &lb.servers {
+            let client = factory.client(&srv.url, transport, t, resolve)?;
+            let Some(addr) = ServerAddr::new(&srv.url, resolve) else {
+                return Err(ServeError::Unsupported(vec![format!(
+                    "server `{}`: the URL has no host this runtime can connect to",
+                    srv.url
+                )]));
+            };
+            servers.push(ServerTarget {
+                client,
+                addr,
+                pass_host: lb.pass_host_header,
+            });
+        }
+        out.push(servers);
+    }
+    Ok(out)
+}
