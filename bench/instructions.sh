@@ -2,11 +2,12 @@
 # User-space instructions per proxied request, bridge-runtime beside HAProxy, counted by
 # valgrind's callgrind. Wall-clock req/s on this shared VM swings by ±30 % between runs; an
 # instruction count does not, so it shows whether a change made the proxy do less work. It is a
-# complement to ../shared/bench/proxy_rps.sh (the req/s figures), not a replacement: kernel time
+# complement to bench/proxy_rps.sh (the req/s figures), not a replacement: kernel time
 # (about half of a proxy's CPU here) is not counted, and instructions are not cycles.
 #
 # Same setup as proxy_rps.sh: an nginx backend answering "ok" on 127.0.0.1, HAProxy with one
-# thread, keep-alive both sides, bridge-runtime with one worker via bench/bridge-dropin.sh. Each
+# thread, keep-alive both sides, bridge-runtime with one worker serving the one-router plan of
+# bench/lib.sh (bridge_plan; binaries from BRIDGE_BIN_DIR, default target/release). Each
 # proxy is pinned to CPU0 (wrk and the backend to CPU1); counting starts after a warm-up and covers
 # a fixed-length wrk run, and the total is divided by the requests wrk completed in that window.
 #
@@ -15,8 +16,8 @@
 # Needs valgrind, wrk, nginx, haproxy (apt). Prints one line per proxy and repetition, then medians.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
-SHARED="${SHARED_BENCH:-$HERE/../shared/bench}"
-source "$SHARED/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/bench/lib.sh"
 DUR=5 CONNS=16 REPEATS=1
 while getopts "d:c:r:" o; do
   case $o in d) DUR=$OPTARG ;; c) CONNS=$OPTARG ;; r) REPEATS=$OPTARG ;; *) exit 2 ;; esac
@@ -94,10 +95,10 @@ count() {
 }
 
 run_haproxy() { exec $VG haproxy -db -f "$RD/haproxy.cfg"; }
-# bridge-dropin.sh builds the plan, then execs the runtime behind BRIDGE_WRAP (same PID).
+# The plan is built once; the runtime is exec'd behind $VG (same PID).
+bridge_plan "$RD/bridge" "127.0.0.1:$BE_PORT"
 run_bridge() {
-  LISTEN_ADDR="127.0.0.1:$BR_PORT" BACKEND_ADDR="127.0.0.1:$BE_PORT" RUN_DIR="$RD" \
-    BRIDGE_WRAP="$VG" exec bash "$HERE/bench/bridge-dropin.sh"
+  TOKIO_WORKER_THREADS=1 exec $VG "$BRIDGE_RUNTIME_BIN" "$RD/bridge/plan.json" --bind "web=127.0.0.1:$BR_PORT"
 }
 haproxy_all="" bridge_all=""
 for rep in $(seq 1 "$REPEATS"); do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # routers_rps.sh - does routing slow down with many routers? bridge-runtime's proxied req/s with
-# one router and with N routers (default 10,000), same pinning as shared/bench/proxy_rps.sh
+# one router and with N routers (default 10,000), same pinning as bench/proxy_rps.sh
 # (proxy alone on CPU0 with one worker thread, wrk and the nginx backend on CPU1).
 #
 # Configurations (every router forwards to the same backend on 127.0.0.1, so nothing leaves
@@ -14,8 +14,8 @@
 #   bench/routers_rps.sh [-n N] [-d SECS] [-r REPEATS] [-R "one host path"]
 set -u
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
-SHARED="${SHARED_BENCH:-$HERE/../shared/bench}"
-source "$SHARED/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/bench/lib.sh"
 
 N=10000 DUR=10 REPEATS=3 ROWS="one host path" CONNS=64
 while getopts "n:d:r:R:" o; do
@@ -24,7 +24,7 @@ while getopts "n:d:r:R:" o; do
     *) sed -n '2,16p' "$0"; exit 2 ;;
   esac
 done
-BIN="${BRIDGE_BIN_DIR:-${CARGO_TARGET_DIR:-$HERE/target}/release}"
+BIN=$BRIDGE_BIN_DIR
 BE_PORT=18280 PORT=18281
 RD=${RUN_DIR:-/tmp/bench-routers-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$RD"/tmp/{body,proxy,fastcgi,uwsgi,scgi}
@@ -92,7 +92,7 @@ run_row() { # row rep
   local f=$RD/$row.$rep.wrk.txt
   printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$row" "$rep" "$(awk '/^Requests\/sec:/{print $2}' "$f")" \
     "$(awk '$1=="50%"{print $2}' "$f")" "$(awk '$1=="99%"{print $2}' "$f")" "$rss" >>"$OUT"
-  stop_pid "$ppid"; stop_pid "$bpid"; BENCH_PIDS=(); sleep 1
+  stop_pid "$ppid"; stop_pid "$bpid"; sleep 1
 }
 
 log "run dir $RD; N=$N dur=${DUR}s repeats=$REPEATS rows: $ROWS"

@@ -8,7 +8,7 @@
 #      tickets are off anyway where configurable), and
 #   2. HTTPS keep-alive requests/s and latency: plain wrk over TLS.
 # The proxy runs alone on CPU0 with one worker/thread; wrk and the backend share CPU1, as in
-# shared/bench/proxy_rps.sh (whose helpers this script uses). Everything is on 127.0.0.1, every
+# bench/proxy_rps.sh (helpers from bench/lib.sh). Everything is on 127.0.0.1, every
 # load run is bounded by -d, every process is started here and stopped by PID.
 #
 # Usage (from the repo root, after `cargo build --release -p bridgectl -p bridge-runtime`):
@@ -16,8 +16,8 @@
 # Results: a TSV and a Markdown table (medians over repetitions) in the run dir.
 set -u
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
-SHARED="${SHARED_BENCH:-$HERE/../shared/bench}"
-source "$SHARED/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/bench/lib.sh"
 
 DUR=10 CONNS=64 REPEATS=3 ROWS="bridge nginx haproxy"
 while getopts "d:c:r:R:" o; do
@@ -27,7 +27,7 @@ while getopts "d:c:r:R:" o; do
   esac
 done
 
-BIN="${BRIDGE_BIN_DIR:-${CARGO_TARGET_DIR:-$HERE/target}/release}"
+BIN=$BRIDGE_BIN_DIR
 BE_PORT=18180
 declare -A PORT=([bridge]=18443 [nginx]=18444 [haproxy]=18445)
 RD=${RUN_DIR:-/tmp/bench-tls-$(date +%Y%m%d-%H%M%S)}
@@ -191,7 +191,7 @@ run_row() { # name rep
   wrk_run "${PORT[$name]}" "$DUR" "$RD/$name.$rep.ka.txt"
   printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$rep" "$(field "$RD/$name.$rep.hs.txt")" \
     "$(field "$RD/$name.$rep.ka.txt")" "${alpn:-none}" "$bg" >>"$OUT"
-  stop_pid "$ppid"; stop_pid "$bpid"; BENCH_PIDS=(); sleep 1
+  stop_pid "$ppid"; stop_pid "$bpid"; sleep 1
 }
 
 log "run dir $RD; conns=$CONNS dur=${DUR}s repeats=$REPEATS rows: $ROWS"
