@@ -203,7 +203,7 @@ fn rule_text(r: &Router) -> String {
     } else {
         r.rule.clone()
     };
-    if r.rule_syntax != "v3" {
+    if r.rule_syntax != bridge_plan::RuleSyntax::V3 {
         rule.push_str(&format!(" ({})", r.rule_syntax));
     }
     rule
@@ -625,14 +625,18 @@ fn tls(plan: &Plan, lines: &mut Vec<String>) {
             if o.cipher_suites.is_empty() {
                 "rustls defaults".to_owned()
             } else {
-                o.cipher_suites.join(", ")
+                o.cipher_suites
+                    .iter()
+                    .map(|c| c.go_name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
             if o.sni_strict { "yes" } else { "no" }.to_owned(),
             o.client_auth.as_ref().map_or_else(
                 || "none".to_owned(),
                 |c| {
                     if c.ca_files.is_empty() {
-                        c.auth_type.clone()
+                        c.auth_type.to_string()
                     } else {
                         format!("{} (CA {})", c.auth_type, c.ca_files.join(", "))
                     }
@@ -1638,20 +1642,20 @@ mod tests {
         plan.tls.options.insert(
             "mtls".into(),
             TlsOptions {
-                min_version: "1.3".into(),
-                max_version: Some("1.3".into()),
+                min_version: bridge_plan::TlsVersion::Tls13,
+                max_version: Some(bridge_plan::TlsVersion::Tls13),
                 cipher_suites: vec![],
                 alpn_protocols: vec!["h2".into()],
                 sni_strict: true,
                 client_auth: Some(ClientAuth {
                     ca_files: vec!["certs/clients-ca.pem".into()],
-                    auth_type: "RequireAndVerifyClientCert".into(),
+                    auth_type: bridge_plan::ClientAuthType::RequireAndVerifyClientCert,
                 }),
             },
         );
         plan.tls.options.get_mut("default").unwrap().cipher_suites = vec![
-            "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into(),
-            "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into(),
+            bridge_plan::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            bridge_plan::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
         ];
         plan.api = Some(Api {
             entrypoint: "traefik".into(),
@@ -1703,7 +1707,7 @@ mod tests {
         let plan = fixture();
         let text = explain(&plan);
         assert!(text.starts_with("plan sha256:"), "{text}");
-        assert!(text.contains(" · profile prod · plan_version 2 · inputs sha256:"));
+        assert!(text.contains(" · profile prod · plan_version 3 · inputs sha256:"));
         // The entry point, its redirect and timeouts.
         let legacy = text.lines().find(|l| l.starts_with("  legacy ")).unwrap();
         assert!(legacy.contains(":8000"), "{legacy}");

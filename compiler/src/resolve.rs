@@ -165,24 +165,28 @@ impl Resolver<'_> {
             .map(str::to_ascii_lowercase)
             .as_deref()
         {
-            Some("trace" | "debug") => "debug",
-            Some("warn") => "warn",
-            Some("error" | "fatal" | "panic") => "error",
-            _ => "info",
+            Some("trace" | "debug") => plan::LogLevel::Debug,
+            Some("warn") => plan::LogLevel::Warn,
+            Some("error" | "fatal" | "panic") => plan::LogLevel::Error,
+            _ => plan::LogLevel::Info,
         };
+        // Other values were refused by the checker (`check_observability`).
         let log = plan::Log {
-            level: level.into(),
-            format: st
-                .log
-                .as_ref()
-                .and_then(|l| l.format.clone())
-                .unwrap_or_else(|| "common".into()),
+            level,
+            format: match st.log.as_ref().and_then(|l| l.format.as_deref()) {
+                Some("json") => plan::LogFormat::Json,
+                _ => plan::LogFormat::Common,
+            },
         };
         let access_log = st.access_log.as_ref().map(|a| {
             let filters = a.filters.as_ref();
             plan::AccessLog {
                 file_path: a.file_path.clone().filter(|p| !p.is_empty()),
-                format: a.format.clone().unwrap_or_else(|| "common".into()),
+                format: match a.format.as_deref() {
+                    Some("json") => plan::AccessLogFormat::Json,
+                    Some("genericCLF") => plan::AccessLogFormat::GenericClf,
+                    _ => plan::AccessLogFormat::Common,
+                },
                 status_codes: filters
                     .and_then(|f| f.status_codes.as_ref())
                     .into_iter()
@@ -195,12 +199,24 @@ impl Resolver<'_> {
                 fields: a.fields.as_ref().map(|f| {
                     let headers = f.headers.as_ref();
                     plan::AccessLogFields {
-                        default_mode: f.default_mode.clone().unwrap_or_else(|| "keep".into()),
-                        names: f.names.clone().unwrap_or_default(),
-                        headers_default_mode: headers
-                            .and_then(|h| h.default_mode.clone())
-                            .unwrap_or_else(|| "drop".into()),
-                        header_names: headers.and_then(|h| h.names.clone()).unwrap_or_default(),
+                        default_mode: field_mode(f.default_mode.as_deref())
+                            .unwrap_or(plan::FieldMode::Keep),
+                        names: f
+                            .names
+                            .iter()
+                            .flatten()
+                            .filter_map(|(k, m)| Some((k.clone(), field_mode(Some(m))?)))
+                            .collect(),
+                        headers_default_mode: header_mode(
+                            headers.and_then(|h| h.default_mode.as_deref()),
+                        )
+                        .unwrap_or(plan::HeaderMode::Drop),
+                        header_names: headers
+                            .and_then(|h| h.names.as_ref())
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|(k, m)| Some((k.clone(), header_mode(Some(m))?)))
+                            .collect(),
                     }
                 }),
             }
@@ -940,8 +956,8 @@ impl Resolver<'_> {
                             entrypoints: group,
                             rule: r.rule.clone(),
                             rule_syntax: match syntax {
-                                RuleSyntax::V2 => "v2".into(),
-                                RuleSyntax::V3 => "v3".into(),
+                                RuleSyntax::V2 => plan::RuleSyntax::V2,
+                                RuleSyntax::V3 => plan::RuleSyntax::V3,
                             },
                             matcher: matcher.clone(),
                             priority,
@@ -1000,9 +1016,15 @@ impl Resolver<'_> {
                     .entry(name.clone())
                     .or_insert_with(|| plan::TlsOptions {
                         min_version: tls_version(o.min_version.as_deref())
-                            .unwrap_or_else(|| "1.2".into()),
+                            .unwrap_or(plan::TlsVersion::Tls12),
                         max_version: tls_version(o.max_version.as_deref()),
-                        cipher_suites: o.cipher_suites.clone().unwrap_or_default(),
+                        // Names the checker did not know were refused there.
+                        cipher_suites: o
+                            .cipher_suites
+                            .iter()
+                            .flatten()
+                            .filter_map(|c| plan::CipherSuite::from_go_name(c))
+                            .collect(),
                         alpn_protocols: o
                             .alpn_protocols
                             .clone()
@@ -1012,8 +1034,9 @@ impl Resolver<'_> {
                             ca_files: ca.ca_files.clone().unwrap_or_default(),
                             auth_type: ca
                                 .client_auth_type
-                                .clone()
-                                .unwrap_or_else(|| "NoClientCert".into()),
+                                .as_deref()
+                                .and_then(plan::ClientAuthType::from_name)
+                                .unwrap_or(plan::ClientAuthType::NoClientCert),
                         }),
                     });
             }
@@ -1021,7 +1044,7 @@ impl Resolver<'_> {
         options
             .entry("default".into())
             .or_insert_with(|| plan::TlsOptions {
-                min_version: "1.2".into(),
+                min_version: plan::TlsVersion::Tls12,
                 max_version: None,
                 cipher_suites: Vec::new(),
                 alpn_protocols: vec!["h2".into(), "http/1.1".into()],
@@ -1075,17 +1098,28 @@ fn idle_conns(v: i64) -> u32 {
     }
 }
 
-fn tls_version(v: Option<&str>) -> Option<String> {
-    Some(
-        match v? {
-            "VersionTLS10" => "1.0",
-            "VersionTLS11" => "1.1",
-            "VersionTLS12" => "1.2",
-            "VersionTLS13" => "1.3",
-            other => other,
-        }
-        .to_owned(),
-    )
+/// Traefik's `VersionTLS12` as a plan version; the checker refused other names.
+fn tls_version(v: Option<&str>) -> Option<plan::TlsVersion> {
+    plan::TlsVersion::from_go_name(v?)
+}
+
+/// An access-log field mode; the checker refused other values.
+fn field_mode(m: Option<&str>) -> Option<plan::FieldMode> {
+    match m? {
+        "keep" => Some(plan::FieldMode::Keep),
+        "drop" => Some(plan::FieldMode::Drop),
+        _ => None,
+    }
+}
+
+/// An access-log header mode; the checker refused other values.
+fn header_mode(m: Option<&str>) -> Option<plan::HeaderMode> {
+    match m? {
+        "keep" => Some(plan::HeaderMode::Keep),
+        "drop" => Some(plan::HeaderMode::Drop),
+        "redact" => Some(plan::HeaderMode::Redact),
+        _ => None,
+    }
 }
 
 impl Resolver<'_> {

@@ -1551,35 +1551,29 @@ impl<'a> Ctx<'a> {
                     let Some(v) = v else { continue };
                     let p = format!("{base}/{field}");
                     let span = self.span(fi, &p);
-                    match v.as_str() {
-                        "VersionTLS12" | "VersionTLS13" => {}
-                        "VersionTLS10" | "VersionTLS11" => {
+                    use bridge_plan::TlsVersion;
+                    match TlsVersion::from_go_name(v) {
+                        Some(TlsVersion::Tls12 | TlsVersion::Tls13) => {}
+                        Some(TlsVersion::Tls10 | TlsVersion::Tls11) => {
                             self.warn(Code::Unsupported, format!("TLS options `{oname}`: {v} is valid Traefik, but bridgectl (rustls) only speaks TLS 1.2 and 1.3; older clients are refused"), span, p);
                         }
-                        _ => {
+                        None => {
                             self.err(Code::InvalidValue, format!("TLS options `{oname}`: {field} `{v}` must be VersionTLS10, VersionTLS11, VersionTLS12 or VersionTLS13"), span, p);
                         }
                     }
                 }
                 for (i, cs) in o.cipher_suites.iter().flatten().enumerate() {
-                    if !KNOWN_CIPHER_SUITES.contains(&cs.as_str()) {
+                    if bridge_plan::CipherSuite::from_go_name(cs).is_none() {
                         let p = format!("{base}/cipherSuites/{i}");
                         let span = self.span(fi, &p);
-                        let hint = did_you_mean(cs, KNOWN_CIPHER_SUITES.iter().copied())
+                        let hint = did_you_mean(cs, bridge_plan::CipherSuite::go_names())
                             .map(|s| format!("did you mean `{s}`?"));
                         self.err(Code::InvalidValue, format!("TLS options `{oname}`: cipher suite `{cs}` is not one bridgectl can offer"), span, p).hint = hint;
                     }
                 }
                 if let Some(ca) = &o.client_auth {
                     if let Some(t) = &ca.client_auth_type
-                        && ![
-                            "NoClientCert",
-                            "RequestClientCert",
-                            "RequireAnyClientCert",
-                            "VerifyClientCertIfGiven",
-                            "RequireAndVerifyClientCert",
-                        ]
-                        .contains(&t.as_str())
+                        && bridge_plan::ClientAuthType::from_name(t).is_none()
                     {
                         let p = format!("{base}/clientAuth/clientAuthType");
                         let span = self.span(fi, &p);
@@ -1697,21 +1691,6 @@ fn last_line(s: &str) -> String {
         .trim()
         .to_owned()
 }
-
-/// Go TLS cipher suite names that rustls can offer (TLS 1.2 ECDHE AEAD suites and the TLS 1.3 ones).
-pub const KNOWN_CIPHER_SUITES: &[&str] = &[
-    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
-    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
-    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
-    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
-    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
-    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
-    "TLS_AES_128_GCM_SHA256",
-    "TLS_AES_256_GCM_SHA384",
-    "TLS_CHACHA20_POLY1305_SHA256",
-];
 
 /// Validates an entry point address: `[host]:port[/tcp|/udp]`. Returns the port and protocol.
 pub fn parse_address(addr: &str) -> Result<(u16, &str), String> {

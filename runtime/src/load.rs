@@ -79,14 +79,14 @@ mod tests {
             matches!(
                 err,
                 LoadError::Plan(PlanError::UnsupportedVersion {
-                    found: 3,
-                    supported: 2
+                    found: 4,
+                    supported: 3
                 })
             ),
             "{err:?}"
         );
         assert!(
-            err.to_string().contains("plan_version 3 is not supported"),
+            err.to_string().contains("plan_version 4 is not supported"),
             "{err}"
         );
     }

@@ -22,7 +22,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use bridge_plan::{Certificate, ClientAuth, Plan, TlsOptions};
+use bridge_plan::{Certificate, ClientAuth, ClientAuthType, Plan, TlsOptions, TlsVersion};
 use rustls::crypto::CryptoProvider;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
@@ -127,63 +127,32 @@ pub fn configs(plan: &Plan) -> Result<HashMap<String, Arc<ServerConfig>>, TlsErr
     Ok(out)
 }
 
-/// Traefik's (Go's) cipher suite names for the suites rustls implements.
-const CIPHER_SUITES: &[(&str, CipherSuite)] = &[
-    (
-        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
-    ),
-    (
-        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
-        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
-    ),
-    (
-        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
-        CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
-    ),
-    (
-        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
-        CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
-    ),
-    (
-        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-        CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-    ),
-    (
-        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
-        CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-    ),
-    (
-        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
-        CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-    ),
-    (
-        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
-        CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-    ),
-    (
-        "TLS_AES_128_GCM_SHA256",
-        CipherSuite::TLS13_AES_128_GCM_SHA256,
-    ),
-    (
-        "TLS_AES_256_GCM_SHA384",
-        CipherSuite::TLS13_AES_256_GCM_SHA384,
-    ),
-    (
-        "TLS_CHACHA20_POLY1305_SHA256",
-        CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
-    ),
-];
-
-/// Go suite names rustls deliberately does not implement (CBC, RSA key exchange, RC4, 3DES).
-fn is_legacy_go_suite(name: &str) -> bool {
-    name.starts_with("TLS_RSA_WITH_")
-        || name.starts_with("TLS_ECDHE_RSA_WITH_AES_128_CBC")
-        || name.starts_with("TLS_ECDHE_RSA_WITH_AES_256_CBC")
-        || name.starts_with("TLS_ECDHE_ECDSA_WITH_AES_128_CBC")
-        || name.starts_with("TLS_ECDHE_ECDSA_WITH_AES_256_CBC")
-        || name.contains("RC4")
-        || name.contains("3DES")
+/// The rustls suite of a plan's cipher suite.
+fn rustls_suite(s: bridge_plan::CipherSuite) -> CipherSuite {
+    use bridge_plan::CipherSuite as P;
+    match s {
+        P::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => {
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+        }
+        P::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => {
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
+        }
+        P::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => {
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
+        }
+        P::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => {
+            CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+        }
+        P::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => {
+            CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+        }
+        P::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => {
+            CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
+        }
+        P::TLS_AES_128_GCM_SHA256 => CipherSuite::TLS13_AES_128_GCM_SHA256,
+        P::TLS_AES_256_GCM_SHA384 => CipherSuite::TLS13_AES_256_GCM_SHA384,
+        P::TLS_CHACHA20_POLY1305_SHA256 => CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+    }
 }
 
 fn server_config(
@@ -198,55 +167,34 @@ fn server_config(
     };
     let mut provider = provider.clone();
     if !opts.cipher_suites.is_empty() {
-        let mut wanted = Vec::new();
-        for s in &opts.cipher_suites {
-            match CIPHER_SUITES.iter().find(|(n, _)| n == s) {
-                Some((_, suite)) => wanted.push(*suite),
-                None if is_legacy_go_suite(s) => {
-                    return Err(bad(format!(
-                        "cipher suite `{s}` is a legacy (CBC, RSA key exchange, RC4 or 3DES) suite that rustls does not implement; use an ECDHE AEAD suite such as TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
-                    )));
-                }
-                None => {
-                    let known: Vec<&str> = CIPHER_SUITES.iter().map(|(n, _)| *n).collect();
-                    return Err(bad(format!(
-                        "unknown cipher suite `{s}` (supported: {})",
-                        known.join(", ")
-                    )));
-                }
-            }
-        }
+        let wanted: Vec<CipherSuite> = opts
+            .cipher_suites
+            .iter()
+            .map(|s| rustls_suite(*s))
+            .collect();
         // Like Go, the list only restricts TLS 1.2; TLS 1.3 suites are always offered.
         provider
             .cipher_suites
             .retain(|cs| cs.version() == &rustls::version::TLS13 || wanted.contains(&cs.suite()));
     }
-    let version = |v: &str| -> Result<u8, TlsError> {
-        match v {
-            "1.0" | "1.1" | "1.2" => Ok(2),
-            "1.3" => Ok(3),
-            other => Err(bad(format!("unknown TLS version `{other}`"))),
-        }
-    };
-    let min = version(&opts.min_version)?;
+    // rustls speaks 1.2 and 1.3: a lower minimum means 1.2 (the compiler warns about it).
+    let min = opts.min_version.max(TlsVersion::Tls12);
     let max = opts
         .max_version
-        .as_deref()
-        .map(version)
-        .transpose()?
-        .unwrap_or(3);
+        .unwrap_or(TlsVersion::Tls13)
+        .max(TlsVersion::Tls12);
     if min > max {
         return Err(bad(format!(
             "minVersion {} is above maxVersion {}",
-            opts.min_version,
-            opts.max_version.as_deref().unwrap_or("1.3")
+            opts.min_version.as_str(),
+            max.as_str()
         )));
     }
     let mut versions: Vec<&'static SupportedProtocolVersion> = Vec::new();
-    if min <= 2 && max >= 2 {
+    if min == TlsVersion::Tls12 {
         versions.push(&rustls::version::TLS12);
     }
-    if max >= 3 {
+    if max == TlsVersion::Tls13 {
         versions.push(&rustls::version::TLS13);
     }
     let provider = Arc::new(provider);
@@ -276,21 +224,16 @@ fn client_verifier(
     ca: &ClientAuth,
     provider: Arc<CryptoProvider>,
 ) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, String> {
-    let auth_type = if ca.auth_type.is_empty() {
-        "RequireAndVerifyClientCert"
-    } else {
-        ca.auth_type.as_str()
-    };
-    let optional = match auth_type {
-        "NoClientCert" => return Ok(None),
-        "VerifyClientCertIfGiven" => true,
-        "RequireAndVerifyClientCert" => false,
-        "RequestClientCert" | "RequireAnyClientCert" => {
+    let auth_type = ca.auth_type.as_str();
+    let optional = match ca.auth_type {
+        ClientAuthType::NoClientCert => return Ok(None),
+        ClientAuthType::VerifyClientCertIfGiven => true,
+        ClientAuthType::RequireAndVerifyClientCert => false,
+        ClientAuthType::RequestClientCert | ClientAuthType::RequireAnyClientCert => {
             return Err(format!(
                 "clientAuthType `{auth_type}` accepts certificates without verifying them; bridge-runtime only verifies (use VerifyClientCertIfGiven or RequireAndVerifyClientCert)"
             ));
         }
-        other => return Err(format!("unknown clientAuthType `{other}`")),
     };
     let mut roots = RootCertStore::empty();
     for file in &ca.ca_files {
@@ -522,20 +465,19 @@ mod tests {
     }
 
     #[test]
-    fn cipher_suites_use_go_names_and_unknown_ones_are_named() {
+    fn every_cipher_suite_of_the_plan_is_one_rustls_offers() {
         let dir = tempfile::tempdir().unwrap();
         let mut plan = tls_plan(dir.path());
-        let opts = plan.tls.options.get_mut("default").unwrap();
-        opts.cipher_suites = vec!["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into()];
-        assert!(configs(&plan).is_ok());
-        for (suite, says) in [
-            ("TLS_RSA_WITH_AES_128_CBC_SHA", "legacy"),
-            ("TLS_MADE_UP", "unknown cipher suite `TLS_MADE_UP`"),
-        ] {
+        let offered: Vec<CipherSuite> = rustls::crypto::aws_lc_rs::default_provider()
+            .cipher_suites
+            .iter()
+            .map(|s| s.suite())
+            .collect();
+        for suite in bridge_plan::CipherSuite::ALL {
+            assert!(offered.contains(&rustls_suite(suite)), "{suite}");
             let opts = plan.tls.options.get_mut("default").unwrap();
-            opts.cipher_suites = vec![suite.into()];
-            let err = configs(&plan).unwrap_err().to_string();
-            assert!(err.contains(says), "{err}");
+            opts.cipher_suites = vec![suite];
+            assert!(configs(&plan).is_ok(), "{suite}");
         }
     }
 
@@ -546,17 +488,25 @@ mod tests {
         let ca = cert(dir.path(), "ca", &["ca.example.com"]);
         for (auth_type, files, ok) in [
             (
-                "RequireAndVerifyClientCert",
+                ClientAuthType::RequireAndVerifyClientCert,
                 vec![ca.cert_file.clone()],
                 true,
             ),
-            ("VerifyClientCertIfGiven", vec![ca.cert_file.clone()], true),
-            ("RequireAnyClientCert", vec![ca.cert_file.clone()], false),
-            ("RequireAndVerifyClientCert", vec![], false),
+            (
+                ClientAuthType::VerifyClientCertIfGiven,
+                vec![ca.cert_file.clone()],
+                true,
+            ),
+            (
+                ClientAuthType::RequireAnyClientCert,
+                vec![ca.cert_file.clone()],
+                false,
+            ),
+            (ClientAuthType::RequireAndVerifyClientCert, vec![], false),
         ] {
             plan.tls.options.get_mut("default").unwrap().client_auth = Some(ClientAuth {
                 ca_files: files,
-                auth_type: auth_type.into(),
+                auth_type,
             });
             assert_eq!(configs(&plan).is_ok(), ok, "{auth_type}");
         }

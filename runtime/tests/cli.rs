@@ -123,7 +123,7 @@ fn mirroring_below_another_service_is_served_but_chains_of_more_than_four_are_re
 fn log_format_json_writes_one_json_object_per_line() {
     use std::io::BufRead;
     let mut plan = bridge_plan::Plan::example();
-    plan.log.format = "json".into();
+    plan.log.format = bridge_plan::LogFormat::Json;
     for s in plan.services.values_mut() {
         if let bridge_plan::ServiceKind::LoadBalancer(lb) = &mut s.kind {
             for srv in &mut lb.servers {

@@ -674,12 +674,18 @@ mod tests {
                 supported: PLAN_VERSION
             }
         );
+        assert!(
+            err.to_string().contains("rebuild the plan"),
+            "the message says what to do: {err}"
+        );
+        // A plan of the previous format (strings where version 3 has enumerations) is refused
+        // by its version, not by the first field that no longer reads.
         let mut v = plan_value();
-        v["plan_version"] = json!(1);
+        v["plan_version"] = json!(2);
         let text = reseal(v);
         assert!(matches!(
             load_verified(text.as_bytes()),
-            Err(PlanError::UnsupportedVersion { found: 1, .. })
+            Err(PlanError::UnsupportedVersion { found: 2, .. })
         ));
         for bad in [
             r#"{"hash":"x"}"#,

@@ -7,7 +7,9 @@ pub enum PlanError {
     #[error("the plan is not valid JSON: {0}")]
     NotJson(String),
     /// `plan_version` names a format this build does not know.
-    #[error("plan_version {found} is not supported (this build reads plan_version {supported})")]
+    #[error(
+        "plan_version {found} is not supported (this build reads plan_version {supported}): rebuild the plan with the bridgectl of this release (`bridgectl build`)"
+    )]
     UnsupportedVersion {
         /// The version found in the plan.
         found: u64,

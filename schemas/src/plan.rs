@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 2;
+pub const PLAN_VERSION: u32 = 3;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub const PLAN_VERSION: u32 = 2;
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// Format version; always [`PLAN_VERSION`] for plans written by this build.
-    #[cfg_attr(feature = "schema", schemars(extend("const" = 2)))]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = 3)))]
     pub plan_version: u32,
     /// `sha256:` followed by 64 lower-case hex digits: SHA-256 of the canonical JSON of the plan
     /// without this field (see [`Plan::seal`]).
@@ -241,8 +241,8 @@ pub struct Router {
     pub entrypoints: Vec<String>,
     /// The rule as written, for logs and the dashboard.
     pub rule: String,
-    /// Syntax the rule was written in: `"v3"` or `"v2"`.
-    pub rule_syntax: String,
+    /// Syntax the rule was written in.
+    pub rule_syntax: RuleSyntax,
     /// The parsed rule; the runtime matches with this, never with `rule`.
     pub matcher: Rule,
     /// Resolved priority (Traefik's default is the length of `rule`).
@@ -648,12 +648,12 @@ pub struct Certificate {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TlsOptions {
-    /// Lowest protocol version: `"1.2"` or `"1.3"`.
-    pub min_version: String,
-    /// Highest protocol version (`"1.2"` or `"1.3"`); `null`: the newest supported.
-    pub max_version: Option<String>,
-    /// TLS 1.2 cipher suites by IANA name; empty: the runtime's defaults.
-    pub cipher_suites: Vec<String>,
+    /// Lowest protocol version (the runtime speaks 1.2 and 1.3: a lower one means 1.2).
+    pub min_version: TlsVersion,
+    /// Highest protocol version; `null`: the newest supported.
+    pub max_version: Option<TlsVersion>,
+    /// TLS 1.2 cipher suites; empty: the runtime's defaults (TLS 1.3 suites are always offered).
+    pub cipher_suites: Vec<CipherSuite>,
     /// ALPN protocols in preference order, e.g. `["h2", "http/1.1"]`.
     pub alpn_protocols: Vec<String>,
     /// Reject handshakes without SNI or whose SNI matches no certificate.
@@ -669,8 +669,8 @@ pub struct TlsOptions {
 pub struct ClientAuth {
     /// PEM files of the accepted CAs, paths as written.
     pub ca_files: Vec<String>,
-    /// Traefik's client auth type as written, e.g. `"RequireAndVerifyClientCert"`.
-    pub auth_type: String,
+    /// Traefik's client auth type.
+    pub auth_type: ClientAuthType,
 }
 
 /// The API and dashboard.
@@ -704,11 +704,10 @@ pub struct Ping {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Log {
-    /// Lowest level written: `"debug"`, `"info"`, `"warn"` or `"error"` (Traefik's TRACE is
-    /// `debug`, FATAL and PANIC are `error`).
-    pub level: String,
-    /// `"common"` (one human-readable line per event) or `"json"` (one JSON object per line).
-    pub format: String,
+    /// Lowest level written (Traefik's TRACE is `debug`, FATAL and PANIC are `error`).
+    pub level: LogLevel,
+    /// How each event is written.
+    pub format: LogFormat,
 }
 
 /// The access log (Traefik's `accessLog`): one record per request, written when its response
@@ -719,9 +718,8 @@ pub struct Log {
 pub struct AccessLog {
     /// File the records are appended to; `null`: standard output.
     pub file_path: Option<String>,
-    /// `"common"` (Traefik's CLF line), `"genericCLF"` (CLF without Traefik's extra fields) or
-    /// `"json"`.
-    pub format: String,
+    /// How each record is written.
+    pub format: AccessLogFormat,
     /// Keep only records whose status is in one of these inclusive ranges (empty: no status
     /// filter).
     pub status_codes: Vec<StatusRange>,
@@ -740,16 +738,299 @@ pub struct AccessLog {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AccessLogFields {
-    /// `"keep"` or `"drop"`: the fields `names` does not mention.
-    pub default_mode: String,
-    /// Per field, by Traefik's name (`ClientUsername`, `RequestPath`, ...): `"keep"` or `"drop"`.
-    pub names: BTreeMap<String, String>,
-    /// `"keep"`, `"drop"` or `"redact"`: the request headers `header_names` does not mention.
-    pub headers_default_mode: String,
-    /// Per request header (names compared case-insensitively): `"keep"`, `"drop"` or
-    /// `"redact"` (written as `REDACTED`).
-    pub header_names: BTreeMap<String, String>,
+    /// The fields `names` does not mention.
+    pub default_mode: FieldMode,
+    /// Per field, by Traefik's name (`ClientUsername`, `RequestPath`, ...).
+    pub names: BTreeMap<String, FieldMode>,
+    /// The request headers `header_names` does not mention.
+    pub headers_default_mode: HeaderMode,
+    /// Per request header (names compared case-insensitively).
+    pub header_names: BTreeMap<String, HeaderMode>,
 }
+
+/// The syntax a router's rule was written in (Traefik's `ruleSyntax`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum RuleSyntax {
+    /// Traefik v3's matchers.
+    V3,
+    /// Traefik v2's matchers (`HostRegexp` with `{name:re}` templates, comma lists).
+    V2,
+}
+
+impl RuleSyntax {
+    /// `v3` or `v2`, as Traefik writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleSyntax::V3 => "v3",
+            RuleSyntax::V2 => "v2",
+        }
+    }
+}
+
+/// A TLS protocol version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum TlsVersion {
+    /// TLS 1.0 (Traefik's `VersionTLS10`); not spoken by the runtime: a minimum of 1.0 means 1.2.
+    #[serde(rename = "1.0")]
+    Tls10,
+    /// TLS 1.1 (`VersionTLS11`); not spoken by the runtime: a minimum of 1.1 means 1.2.
+    #[serde(rename = "1.1")]
+    Tls11,
+    /// TLS 1.2 (`VersionTLS12`).
+    #[serde(rename = "1.2")]
+    Tls12,
+    /// TLS 1.3 (`VersionTLS13`).
+    #[serde(rename = "1.3")]
+    Tls13,
+}
+
+impl TlsVersion {
+    /// Traefik's (Go's) name: `VersionTLS12`.
+    pub fn from_go_name(name: &str) -> Option<TlsVersion> {
+        Some(match name {
+            "VersionTLS10" => TlsVersion::Tls10,
+            "VersionTLS11" => TlsVersion::Tls11,
+            "VersionTLS12" => TlsVersion::Tls12,
+            "VersionTLS13" => TlsVersion::Tls13,
+            _ => return None,
+        })
+    }
+
+    /// `1.2`, as the plan writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::Tls10 => "1.0",
+            TlsVersion::Tls11 => "1.1",
+            TlsVersion::Tls12 => "1.2",
+            TlsVersion::Tls13 => "1.3",
+        }
+    }
+}
+
+/// A cipher suite the runtime can offer, by Traefik's (Go's) name. The plan writes the current
+/// Go name; Go's older spellings of the ChaCha20 suites are accepted as aliases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[allow(
+    non_camel_case_types,
+    reason = "the variants are the Go constant names users write"
+)]
+pub enum CipherSuite {
+    /// TLS 1.2, ECDHE with ECDSA, AES-128-GCM.
+    TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    /// TLS 1.2, ECDHE with ECDSA, AES-256-GCM.
+    TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    /// TLS 1.2, ECDHE with ECDSA, ChaCha20-Poly1305.
+    #[serde(alias = "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305")]
+    TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    /// TLS 1.2, ECDHE with RSA, AES-128-GCM.
+    TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+    /// TLS 1.2, ECDHE with RSA, AES-256-GCM.
+    TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    /// TLS 1.2, ECDHE with RSA, ChaCha20-Poly1305.
+    #[serde(alias = "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305")]
+    TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    /// TLS 1.3, AES-128-GCM (always offered with TLS 1.3, as in Go).
+    TLS_AES_128_GCM_SHA256,
+    /// TLS 1.3, AES-256-GCM.
+    TLS_AES_256_GCM_SHA384,
+    /// TLS 1.3, ChaCha20-Poly1305.
+    TLS_CHACHA20_POLY1305_SHA256,
+}
+
+impl CipherSuite {
+    /// Every suite, in the order the runtime lists them.
+    pub const ALL: [CipherSuite; 9] = [
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+        CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+        CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+        CipherSuite::TLS_AES_128_GCM_SHA256,
+        CipherSuite::TLS_AES_256_GCM_SHA384,
+        CipherSuite::TLS_CHACHA20_POLY1305_SHA256,
+    ];
+
+    /// The Go name the plan writes.
+    pub fn go_name(self) -> &'static str {
+        match self {
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => {
+                "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
+            }
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => {
+                "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+            }
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => {
+                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"
+            }
+            CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => {
+                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+            }
+            CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => {
+                "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
+            }
+            CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => {
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+            }
+            CipherSuite::TLS_AES_128_GCM_SHA256 => "TLS_AES_128_GCM_SHA256",
+            CipherSuite::TLS_AES_256_GCM_SHA384 => "TLS_AES_256_GCM_SHA384",
+            CipherSuite::TLS_CHACHA20_POLY1305_SHA256 => "TLS_CHACHA20_POLY1305_SHA256",
+        }
+    }
+
+    /// The suite a Go name (current or older spelling) stands for.
+    pub fn from_go_name(name: &str) -> Option<CipherSuite> {
+        match name {
+            "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305" => {
+                Some(CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256)
+            }
+            "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305" => {
+                Some(CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256)
+            }
+            _ => CipherSuite::ALL.into_iter().find(|c| c.go_name() == name),
+        }
+    }
+
+    /// Every name [`CipherSuite::from_go_name`] accepts.
+    pub fn go_names() -> impl Iterator<Item = &'static str> {
+        CipherSuite::ALL
+            .into_iter()
+            .map(CipherSuite::go_name)
+            .chain([
+                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+            ])
+    }
+}
+
+/// Traefik's `clientAuthType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ClientAuthType {
+    /// No client certificate is asked for.
+    NoClientCert,
+    /// Asked for, not required, not verified (refused by the compiler and the runtime).
+    RequestClientCert,
+    /// Required, not verified (refused by the compiler and the runtime).
+    RequireAnyClientCert,
+    /// Verified when given.
+    VerifyClientCertIfGiven,
+    /// Required and verified.
+    RequireAndVerifyClientCert,
+}
+
+impl ClientAuthType {
+    /// Every type, as Traefik names them.
+    pub const ALL: [ClientAuthType; 5] = [
+        ClientAuthType::NoClientCert,
+        ClientAuthType::RequestClientCert,
+        ClientAuthType::RequireAnyClientCert,
+        ClientAuthType::VerifyClientCertIfGiven,
+        ClientAuthType::RequireAndVerifyClientCert,
+    ];
+
+    /// Traefik's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientAuthType::NoClientCert => "NoClientCert",
+            ClientAuthType::RequestClientCert => "RequestClientCert",
+            ClientAuthType::RequireAnyClientCert => "RequireAnyClientCert",
+            ClientAuthType::VerifyClientCertIfGiven => "VerifyClientCertIfGiven",
+            ClientAuthType::RequireAndVerifyClientCert => "RequireAndVerifyClientCert",
+        }
+    }
+
+    /// The type Traefik's name stands for.
+    pub fn from_name(name: &str) -> Option<ClientAuthType> {
+        ClientAuthType::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
+/// The runtime's log level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Everything.
+    Debug,
+    /// Start, stop, reloads, state changes.
+    Info,
+    /// Problems the runtime works around.
+    Warn,
+    /// Problems it cannot.
+    Error,
+}
+
+/// How the runtime writes its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// One human-readable line per event.
+    Common,
+    /// One JSON object per line.
+    Json,
+}
+
+/// How the access log writes a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum AccessLogFormat {
+    /// Traefik's CLF line (with request count, router, server URL and duration).
+    #[serde(rename = "common")]
+    Common,
+    /// CLF without Traefik's extra fields.
+    #[serde(rename = "genericCLF")]
+    GenericClf,
+    /// One JSON object per line, Traefik's field names.
+    #[serde(rename = "json")]
+    Json,
+}
+
+/// Whether a JSON access-log record carries a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum FieldMode {
+    /// Written.
+    Keep,
+    /// Left out.
+    Drop,
+}
+
+/// Whether a JSON access-log record carries a request header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum HeaderMode {
+    /// Written with its value.
+    Keep,
+    /// Left out.
+    Drop,
+    /// Written as `REDACTED`.
+    Redact,
+}
+
+macro_rules! display_as {
+    ($($t:ty => $f:ident),* $(,)?) => {
+        $(impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.$f())
+            }
+        })*
+    };
+}
+
+display_as!(
+    RuleSyntax => as_str,
+    TlsVersion => as_str,
+    CipherSuite => go_name,
+    ClientAuthType => as_str,
+);
 
 /// An inclusive range of HTTP status codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -1059,7 +1340,7 @@ impl Plan {
         let router = Router {
             entrypoints: vec!["web".into()],
             rule: rule.into(),
-            rule_syntax: "v3".into(),
+            rule_syntax: RuleSyntax::V3,
             matcher: Rule::Match(Matcher::Host {
                 host: "whoami.example.com".into(),
             }),
@@ -1139,7 +1420,7 @@ impl Plan {
                 options: BTreeMap::from([(
                     "default".to_owned(),
                     TlsOptions {
-                        min_version: "1.2".into(),
+                        min_version: TlsVersion::Tls12,
                         max_version: None,
                         cipher_suites: vec![],
                         alpn_protocols: vec!["h2".into(), "http/1.1".into()],
@@ -1155,8 +1436,8 @@ impl Plan {
                 ServersTransport::default(),
             )]),
             log: Log {
-                level: "info".into(),
-                format: "common".into(),
+                level: LogLevel::Info,
+                format: LogFormat::Common,
             },
             access_log: None,
             metrics: None,
@@ -1273,6 +1554,42 @@ mod tests {
         assert_eq!(plan.inputs.digest, plan.inputs.compute_digest().unwrap());
         plan.check_consistency().unwrap();
         assert_eq!(plan.entrypoints["web"].routers, ["whoami"]);
+    }
+
+    #[test]
+    fn closed_choices_read_traefiks_names_and_refuse_others() {
+        for name in CipherSuite::go_names() {
+            let suite = CipherSuite::from_go_name(name).unwrap();
+            let read: CipherSuite = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_eq!(read, suite, "{name}");
+        }
+        // The older Go spelling is read, the current one written.
+        let read: CipherSuite =
+            serde_json::from_value(serde_json::json!("TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305"))
+                .unwrap();
+        assert_eq!(
+            serde_json::to_value(read).unwrap(),
+            "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+        );
+        for bad in ["TLS_RSA_WITH_AES_128_CBC_SHA", "tls_aes_128_gcm_sha256"] {
+            assert!(serde_json::from_value::<CipherSuite>(serde_json::json!(bad)).is_err());
+        }
+        assert_eq!(
+            TlsVersion::from_go_name("VersionTLS13"),
+            Some(TlsVersion::Tls13)
+        );
+        assert_eq!(serde_json::to_value(TlsVersion::Tls12).unwrap(), "1.2");
+        assert!(serde_json::from_value::<TlsVersion>(serde_json::json!("1.4")).is_err());
+        for t in ClientAuthType::ALL {
+            assert_eq!(ClientAuthType::from_name(t.as_str()), Some(t));
+            assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
+        }
+        assert_eq!(
+            serde_json::to_value(AccessLogFormat::GenericClf).unwrap(),
+            "genericCLF"
+        );
+        assert_eq!(serde_json::to_value(RuleSyntax::V2).unwrap(), "v2");
+        assert_eq!(serde_json::to_value(HeaderMode::Redact).unwrap(), "redact");
     }
 
     #[test]

@@ -525,7 +525,7 @@ fn routers(plan: &Plan) -> Vec<Item> {
                 name: qualify(key),
                 entrypoints: r.entrypoints.clone(),
                 rule: r.rule.clone(),
-                rule_syntax: &r.rule_syntax,
+                rule_syntax: r.rule_syntax.as_str(),
                 priority: r.priority,
                 middlewares: r.middlewares.iter().map(|m| qualify(m)).collect(),
                 service: qualify(&r.service),

@@ -14,19 +14,21 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
+use bridge_plan::{LogFormat, LogLevel};
+
 /// Installs the process's log subscriber for `log` (only the first call has an effect).
 pub fn init(log: &bridge_plan::Log) {
-    let level = match log.level.as_str() {
-        "debug" => Level::DEBUG,
-        "warn" => Level::WARN,
-        "error" => Level::ERROR,
-        _ => Level::INFO,
+    let level = match log.level {
+        LogLevel::Debug => Level::DEBUG,
+        LogLevel::Info => Level::INFO,
+        LogLevel::Warn => Level::WARN,
+        LogLevel::Error => Level::ERROR,
     };
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(level)
         .with_ansi(false);
-    let _ = if log.format == "json" {
+    let _ = if log.format == LogFormat::Json {
         tracing::subscriber::set_global_default(
             builder
                 .json()

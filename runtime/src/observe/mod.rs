@@ -338,11 +338,11 @@ enum HeaderMode {
 }
 
 impl HeaderMode {
-    fn of(mode: &str) -> HeaderMode {
+    fn of(mode: bridge_plan::HeaderMode) -> HeaderMode {
         match mode {
-            "keep" => HeaderMode::Keep,
-            "redact" => HeaderMode::Redact,
-            _ => HeaderMode::Drop,
+            bridge_plan::HeaderMode::Keep => HeaderMode::Keep,
+            bridge_plan::HeaderMode::Redact => HeaderMode::Redact,
+            bridge_plan::HeaderMode::Drop => HeaderMode::Drop,
         }
     }
 }
@@ -350,17 +350,17 @@ impl HeaderMode {
 impl Fields {
     fn new(f: &bridge_plan::AccessLogFields) -> Fields {
         Fields {
-            keep_by_default: f.default_mode != "drop",
+            keep_by_default: f.default_mode == bridge_plan::FieldMode::Keep,
             names: f
                 .names
                 .iter()
-                .map(|(k, v)| (k.clone(), v != "drop"))
+                .map(|(k, v)| (k.clone(), *v == bridge_plan::FieldMode::Keep))
                 .collect(),
-            headers_default: HeaderMode::of(&f.headers_default_mode),
+            headers_default: HeaderMode::of(f.headers_default_mode),
             headers: f
                 .header_names
                 .iter()
-                .map(|(k, v)| (k.to_ascii_lowercase(), HeaderMode::of(v)))
+                .map(|(k, v)| (k.to_ascii_lowercase(), HeaderMode::of(*v)))
                 .collect(),
         }
     }
@@ -422,10 +422,10 @@ impl AccessLog {
         std::thread::Builder::new()
             .name("access-log".into())
             .spawn(move || write_loop(rx, out))?;
-        let format = match cfg.format.as_str() {
-            "json" => Format::Json,
-            "genericCLF" => Format::GenericClf,
-            _ => Format::Common,
+        let format = match cfg.format {
+            bridge_plan::AccessLogFormat::Json => Format::Json,
+            bridge_plan::AccessLogFormat::GenericClf => Format::GenericClf,
+            bridge_plan::AccessLogFormat::Common => Format::Common,
         };
         let fields = cfg.fields.as_ref().map(Fields::new);
         Ok(AccessLog {
@@ -730,12 +730,12 @@ mod tests {
     fn fields_drop_fields_and_keep_drop_or_redact_headers() {
         let mut l = log("json", vec![], false, 0);
         l.fields = Some(Fields::new(&bridge_plan::AccessLogFields {
-            default_mode: "keep".into(),
-            names: [("ClientUsername".to_owned(), "drop".to_owned())].into(),
-            headers_default_mode: "keep".into(),
+            default_mode: bridge_plan::FieldMode::Keep,
+            names: [("ClientUsername".to_owned(), bridge_plan::FieldMode::Drop)].into(),
+            headers_default_mode: bridge_plan::HeaderMode::Keep,
             header_names: [
-                ("Authorization".to_owned(), "redact".to_owned()),
-                ("X-Request-Id".to_owned(), "drop".to_owned()),
+                ("Authorization".to_owned(), bridge_plan::HeaderMode::Redact),
+                ("X-Request-Id".to_owned(), bridge_plan::HeaderMode::Drop),
             ]
             .into(),
         }));
@@ -749,9 +749,9 @@ mod tests {
 
         // defaultMode drop keeps only what is named (and the line's own level/msg/time).
         l.fields = Some(Fields::new(&bridge_plan::AccessLogFields {
-            default_mode: "drop".into(),
-            names: [("DownstreamStatus".to_owned(), "keep".to_owned())].into(),
-            headers_default_mode: "drop".into(),
+            default_mode: bridge_plan::FieldMode::Drop,
+            names: [("DownstreamStatus".to_owned(), bridge_plan::FieldMode::Keep)].into(),
+            headers_default_mode: bridge_plan::HeaderMode::Drop,
             header_names: Default::default(),
         }));
         let line = l.format(&facts(), &served(), 200, 2, 1, std::time::Duration::ZERO);
