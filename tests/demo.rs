@@ -12,12 +12,9 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
-use bridge_runtime::{Runtime, serve_entrypoint};
-use bridge_tests::sim::simulate;
+use bridge_tests::sim::{Node, simulate};
 
 fn arg(args: &[String], flag: &str, default: &str) -> String {
     args.windows(2)
@@ -70,79 +67,95 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let runtime = Arc::new(Runtime::new(Arc::new(plan), resolve.clone())?);
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let mut health_stop = stop_rx.clone();
-        let checker = bridge_runtime::upstream::health::HealthChecker::spawn(runtime.upstreams(), Arc::new(runtime.prober()), async move {
-            let _ = health_stop.changed().await;
-        });
-        let _ = tokio::time::timeout(Duration::from_secs(10), checker.wait_ready()).await;
-        let mut changes = runtime.upstreams().subscribe();
-        let current = Arc::new(arc_swap::ArcSwap::new(runtime));
-        let web_l = tokio::net::TcpListener::bind(web).await?;
-        let dash_l = tokio::net::TcpListener::bind(dash).await?;
-        println!("ScadaBridge via bridge-runtime:  http://{}/", web_l.local_addr()?);
-        println!("dashboard:                       http://{}/dashboard/", dash_l.local_addr()?);
-        println!("commands: failover | demote a|b | promote a|b | kill a|b | start a|b | status | quit");
-        let mut tasks = tokio::task::JoinSet::new();
-        tasks.spawn(serve_entrypoint(current.clone(), Arc::from("web"), web_l, stop_rx.clone()));
-        tasks.spawn(serve_entrypoint(current.clone(), Arc::from("traefik"), dash_l, stop_rx.clone()));
-        tokio::spawn(async move {
-            while let Ok(c) = changes.recv().await {
-                println!("  health: {} {:?} → {:?} ({})", c.url, c.from, c.to, c.reason);
-            }
-        });
-        let nodes = [a, b];
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(8);
-        std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-                if tx.blocking_send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let node = |n: &str| nodes.iter().find(|x| x.name == n.trim_start_matches("central-"));
-        loop {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => break,
-                line = rx.recv() => {
-                    let Some(line) = line else { break };
-                    let words: Vec<&str> = line.split_whitespace().collect();
-                    match words.as_slice() {
-                        ["quit" | "exit"] => break,
-                        ["status"] => {
-                            for n in &nodes {
-                                println!("  central-{}: {}, {}", n.name,
-                                    if n.alive.load(Ordering::SeqCst) { "running" } else { "killed" },
-                                    if n.active.load(Ordering::SeqCst) { "active (/health/active 200)" } else { "standby (503)" });
-                            }
-                        }
-                        ["failover"] => {
-                            for n in &nodes {
-                                n.active.fetch_xor(true, Ordering::SeqCst);
-                            }
-                            println!("  cluster failover: the active and standby nodes swapped");
-                        }
-                        ["demote", n] | ["promote", n] | ["kill", n] | ["start", n] => match node(n) {
-                            Some(x) => {
-                                match words[0] {
-                                    "demote" => x.active.store(false, Ordering::SeqCst),
-                                    "promote" => x.active.store(true, Ordering::SeqCst),
-                                    "kill" => x.alive.store(false, Ordering::SeqCst),
-                                    _ => x.alive.store(true, Ordering::SeqCst),
-                                }
-                                println!("  central-{}: {}", x.name, words[0]);
-                            }
-                            None => println!("  unknown node `{n}` (a or b)"),
-                        },
-                        [] => {}
-                        _ => println!("  commands: failover | demote a|b | promote a|b | kill a|b | start a|b | status | quit"),
-                    }
-                }
+        // Bound here, so the addresses (port 0 included) are known before serving.
+        let web_l = std::net::TcpListener::bind(web)?;
+        let dash_l = std::net::TcpListener::bind(dash)?;
+        println!(
+            "ScadaBridge via bridge-runtime:  http://{}/",
+            web_l.local_addr()?
+        );
+        println!(
+            "dashboard:                       http://{}/dashboard/",
+            dash_l.local_addr()?
+        );
+        let options = bridge_runtime::ServeOptions {
+            resolve,
+            listeners: [("web".to_owned(), web_l), ("traefik".to_owned(), dash_l)].into(),
+            ..Default::default()
+        };
+        println!(
+            "commands: failover | demote a|b | promote a|b | kill a|b | start a|b | status | quit"
+        );
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let commands = tokio::spawn(commands([a, b], stop_tx));
+        // Served exactly as `bridge-runtime` serves a plan (health checks first, then the
+        // listeners; health transitions are logged on stderr) until `quit`, Ctrl-C or SIGTERM.
+        let served = bridge_runtime::serve_with(plan, options, async {
+            let _ = stop_rx.await;
+        })
+        .await;
+        commands.abort();
+        served
+    })
+}
+
+/// Reads the cluster commands from stdin until `quit` (or end of input), then stops serving.
+async fn commands(nodes: [Node; 2], stop: tokio::sync::oneshot::Sender<()>) {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(8);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            if tx.blocking_send(line).is_err() {
+                break;
             }
         }
-        let _ = stop_tx.send(true);
-        while tasks.join_next().await.is_some() {}
-        Ok::<(), Box<dyn std::error::Error>>(())
-    })
+    });
+    let node = |n: &str| {
+        nodes
+            .iter()
+            .find(|x| x.name == n.trim_start_matches("central-"))
+    };
+    while let Some(line) = rx.recv().await {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["quit" | "exit"] => break,
+            ["status"] => {
+                for n in &nodes {
+                    let running = if n.alive.load(Ordering::SeqCst) {
+                        "running"
+                    } else {
+                        "killed"
+                    };
+                    let role = if n.active.load(Ordering::SeqCst) {
+                        "active (/health/active 200)"
+                    } else {
+                        "standby (503)"
+                    };
+                    println!("  central-{}: {running}, {role}", n.name);
+                }
+            }
+            ["failover"] => {
+                for n in &nodes {
+                    n.active.fetch_xor(true, Ordering::SeqCst);
+                }
+                println!("  cluster failover: the active and standby nodes swapped");
+            }
+            ["demote", n] | ["promote", n] | ["kill", n] | ["start", n] => match node(n) {
+                Some(x) => {
+                    match words[0] {
+                        "demote" => x.active.store(false, Ordering::SeqCst),
+                        "promote" => x.active.store(true, Ordering::SeqCst),
+                        "kill" => x.alive.store(false, Ordering::SeqCst),
+                        _ => x.alive.store(true, Ordering::SeqCst),
+                    }
+                    println!("  central-{}: {}", x.name, words[0]);
+                }
+                None => println!("  unknown node `{n}` (a or b)"),
+            },
+            [] => {}
+            _ => println!(
+                "  commands: failover | demote a|b | promote a|b | kill a|b | start a|b | status | quit"
+            ),
+        }
+    }
+    let _ = stop.send(());
 }

@@ -117,28 +117,8 @@ struct BuildArgs {
 struct RunArgs {
     #[command(flatten)]
     check: CheckArgs,
-    /// Listen address of an entry point (repeatable): web=127.0.0.1:9000.
-    #[arg(long = "bind", value_name = "ENTRYPOINT=ADDR", value_parser = parse_bind)]
-    binds: Vec<(String, std::net::SocketAddr)>,
-    /// Pin a backend host name to an IP address (repeatable): node-a=10.0.0.5.
-    #[arg(long = "resolve", value_name = "HOST=IP", value_parser = parse_resolve)]
-    resolves: Vec<(String, std::net::IpAddr)>,
-}
-
-fn parse_bind(s: &str) -> Result<(String, std::net::SocketAddr), String> {
-    let (ep, addr) = s.split_once('=').ok_or("expected ENTRYPOINT=ADDR")?;
-    Ok((
-        ep.to_owned(),
-        addr.parse().map_err(|e| format!("`{addr}`: {e}"))?,
-    ))
-}
-
-fn parse_resolve(s: &str) -> Result<(String, std::net::IpAddr), String> {
-    let (host, ip) = s.split_once('=').ok_or("expected HOST=IP")?;
-    Ok((
-        host.to_owned(),
-        ip.parse().map_err(|e| format!("`{ip}`: {e}"))?,
-    ))
+    #[command(flatten)]
+    serve: bridge_runtime::app::ServeArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -201,9 +181,7 @@ fn run_serve(args: RunArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let binds = args.binds.into_iter().collect();
-    let resolve = args.resolves.into_iter().collect();
-    rt.block_on(bridge_runtime::app::serve(plan, binds, resolve, None))
+    rt.block_on(bridge_runtime::app::serve(plan, args.serve.options(None)))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -60,30 +60,10 @@ fn without_files(plan: &Plan) -> Plan {
 /// What bridge-runtime builds from a plan before serving it, and what it renders from it.
 fn runtime_builds(plan: &Plan) {
     let plan = Arc::new(without_files(plan));
-    let Ok(runtime) = bridge_runtime::Runtime::new(plan.clone(), Default::default()) else {
+    let Ok(runtime) = bridge_runtime::Runtime::new(plan, Default::default()) else {
         return;
     };
-    if let Some(metrics) = runtime.metrics() {
-        let _ = metrics.render(&plan, runtime.upstreams());
-    }
-    let get = http::Method::GET;
-    for path in [
-        "/api/overview",
-        "/api/rawdata",
-        "/api/entrypoints",
-        "/api/http/routers",
-        "/api/http/services",
-        "/api/http/middlewares",
-    ] {
-        let _ = bridge_runtime::admin::api::handle(
-            &plan,
-            runtime.upstreams(),
-            &get,
-            path,
-            None,
-            "2026-01-01T00:00:00Z",
-        );
-    }
+    bridge_runtime::fuzzing::render(&runtime);
 }
 
 fn accepted(plan: &Plan) {

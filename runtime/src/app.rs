@@ -14,14 +14,79 @@ use crate::listener::{listen_addr, serve_entrypoint};
 use crate::runtime::Runtime;
 use crate::upstream::health::HealthChecker;
 
-/// Serves `plan` until SIGTERM or Ctrl-C. `binds` override entry point addresses, `resolve` pins
-/// backend host names; with `reload_from`, SIGHUP loads that plan file again.
-pub async fn serve(
+/// How a plan is served, besides the plan itself.
+#[derive(Debug, Default)]
+pub struct ServeOptions {
+    /// Listen addresses that override the plan's, by entry point (`--bind`).
+    pub binds: HashMap<String, SocketAddr>,
+    /// Backend host names pinned to addresses (`--resolve`).
+    pub resolve: HashMap<String, IpAddr>,
+    /// The plan file SIGHUP loads again; `None`: SIGHUP is ignored (the plan was built in memory).
+    pub reload_from: Option<PathBuf>,
+    /// Listeners the caller bound already, by entry point (an embedder binding port 0 learns the
+    /// address before serving); they win over `binds` and the plan's addresses.
+    pub listeners: HashMap<String, std::net::TcpListener>,
+}
+
+/// `--bind` and `--resolve`, shared by `bridge-runtime` and `bridgectl run`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Listen address of an entry point, like a container port mapping (repeatable): web=127.0.0.1:9000.
+    #[arg(long = "bind", value_name = "ENTRYPOINT=ADDR", value_parser = parse_bind)]
+    pub binds: Vec<(String, SocketAddr)>,
+    /// Pin a backend host name to an IP address, like curl's --resolve (repeatable): node-a=10.0.0.5.
+    #[arg(long = "resolve", value_name = "HOST=IP", value_parser = parse_resolve)]
+    pub resolves: Vec<(String, IpAddr)>,
+}
+
+impl ServeArgs {
+    /// The options these arguments ask for.
+    pub fn options(&self, reload_from: Option<PathBuf>) -> ServeOptions {
+        ServeOptions {
+            binds: self.binds.iter().cloned().collect(),
+            resolve: self.resolves.iter().cloned().collect(),
+            reload_from,
+            listeners: HashMap::new(),
+        }
+    }
+}
+
+fn parse_bind(s: &str) -> Result<(String, SocketAddr), String> {
+    let (ep, addr) = s.split_once('=').ok_or("expected ENTRYPOINT=ADDR")?;
+    Ok((
+        ep.to_owned(),
+        addr.parse().map_err(|e| format!("`{addr}`: {e}"))?,
+    ))
+}
+
+fn parse_resolve(s: &str) -> Result<(String, IpAddr), String> {
+    let (host, ip) = s.split_once('=').ok_or("expected HOST=IP")?;
+    Ok((
+        host.to_owned(),
+        ip.parse().map_err(|e| format!("`{ip}`: {e}"))?,
+    ))
+}
+
+/// Serves `plan` until SIGTERM or Ctrl-C (see [`serve_with`]).
+pub async fn serve(plan: Plan, options: ServeOptions) -> Result<(), Box<dyn std::error::Error>> {
+    serve_with(plan, options, std::future::pending()).await
+}
+
+/// Serves `plan` until SIGTERM, Ctrl-C or `shutdown` resolves, then drains: health checks first,
+/// then one listener per entry point; SIGHUP reloads `options.reload_from`. For embedding (the
+/// demo) as for the binaries.
+pub async fn serve_with(
     plan: Plan,
-    binds: HashMap<String, SocketAddr>,
-    resolve: HashMap<String, IpAddr>,
-    reload_from: Option<PathBuf>,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()>,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let ServeOptions {
+        binds,
+        resolve,
+        reload_from,
+        mut listeners,
+    } = options;
+    let mut shutdown = std::pin::pin!(shutdown);
     crate::observe::logging::init(&plan.log);
     crate::tls::install_provider();
     let plan = Arc::new(plan);
@@ -44,7 +109,10 @@ pub async fn serve(
     }
     let mut tasks = tokio::task::JoinSet::new();
     for (name, ep) in &plan.entrypoints {
-        let listener = if let Some(activated) = crate::notify::activated_listener(name) {
+        let given = listeners
+            .remove(name)
+            .or_else(|| crate::notify::activated_listener(name));
+        let listener = if let Some(activated) = given {
             activated.set_nonblocking(true)?;
             tokio::net::TcpListener::from_std(activated)?
         } else {
@@ -70,6 +138,7 @@ pub async fn serve(
         tokio::select! {
             _ = term.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
+            () = &mut shutdown => break,
             Some(()) = hup.recv() => {
                 let Some(path) = reload_from.as_deref() else {
                     tracing::warn!("SIGHUP ignored: the plan was not loaded from a file");
@@ -156,7 +225,7 @@ async fn reload(
 ) -> Result<(HealthChecker, tokio::sync::watch::Sender<bool>), Box<dyn std::error::Error>> {
     let plan = crate::load::load_plan_file(path)?;
     let old = current.load_full();
-    let addresses = |p: &bridge_plan::Plan| {
+    let addresses = |p: &Plan| {
         p.entrypoints
             .iter()
             .map(|(n, e)| (n.clone(), e.address.clone()))

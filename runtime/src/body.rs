@@ -12,16 +12,16 @@ use http_body_util::combinators::{BoxBody, UnsyncBoxBody};
 use http_body_util::{BodyExt, Empty, Full};
 
 /// The error every boxed body carries.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Response body type for everything the proxy answers.
-pub type Body = BoxBody<Bytes, BoxError>;
+pub(crate) type Body = BoxBody<Bytes, BoxError>;
 
 /// Request body type sent upstream: the client's streamed body, or empty for a retry.
-pub type ReqBody = UnsyncBoxBody<Bytes, BoxError>;
+pub(crate) type ReqBody = UnsyncBoxBody<Bytes, BoxError>;
 
 /// A complete response body.
-pub fn full(bytes: impl Into<Bytes>) -> Body {
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into())
         .map_err(|never: Infallible| match never {})
         .boxed()
@@ -43,7 +43,7 @@ pub(crate) fn empty_request() -> ReqBody {
 
 /// A canned plain-text answer of the proxy itself (`404 page not found\n`, `Bad Gateway\n`…),
 /// worded as Traefik words it.
-pub fn text(status: StatusCode, body: &'static str) -> Response<Body> {
+pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     let mut r = Response::new(full(Bytes::from_static(body.as_bytes())));
     *r.status_mut() = status;
     r.headers_mut().insert(

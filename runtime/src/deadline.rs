@@ -14,16 +14,16 @@ use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
 /// Boxed error type shared by the proxy's bodies.
-pub use crate::body::BoxError;
+pub(crate) use crate::body::BoxError;
 
 /// The deadline passed before the body was complete.
 #[derive(Debug, thiserror::Error)]
 #[error("{0} timeout: the body did not complete in time")]
-pub struct BodyTimedOut(pub &'static str);
+pub(crate) struct BodyTimedOut(pub &'static str);
 
 /// `inner`, failing with [`BodyTimedOut`] once `deadline` has passed.
 #[derive(Debug)]
-pub struct Deadline<B> {
+pub(crate) struct Deadline<B> {
     inner: B,
     sleep: Pin<Box<Sleep>>,
     what: &'static str,
@@ -31,7 +31,7 @@ pub struct Deadline<B> {
 
 impl<B> Deadline<B> {
     /// Wraps `inner`; `what` names the timeout in the error (`read`, `write`).
-    pub fn new(inner: B, deadline: Instant, what: &'static str) -> Deadline<B> {
+    pub(crate) fn new(inner: B, deadline: Instant, what: &'static str) -> Deadline<B> {
         Deadline {
             inner,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),

@@ -8,33 +8,42 @@
 //! The plan format is defined by the `bridge-plan` crate and documented in `docs/plan.md`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(unreachable_pub, unused_qualifications)]
 
-pub mod admin;
+// What the binaries, `bridgectl run` and embedders use; everything else is internal.
 pub mod app;
-pub mod body;
-pub mod deadline;
-pub mod http1;
-pub mod listener;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod load;
-pub mod middleware;
 pub mod notify;
-pub mod observe;
-pub mod proxy;
-pub mod routing;
-pub mod runtime;
 pub mod self_probe;
-pub mod tls;
-pub mod transport;
-pub mod upstream;
 
-pub use listener::{listen_addr, serve_entrypoint};
-pub use runtime::{EntryId, Runtime, ServeError};
+mod admin;
+mod body;
+mod deadline;
+mod http1;
+mod listener;
+mod middleware;
+mod observe;
+mod proxy;
+mod routing;
+mod runtime;
+mod tls;
+mod transport;
+mod upstream;
+
+pub use app::{ServeArgs, ServeOptions, serve, serve_with};
+pub use observe::logging::init as init_logging;
+pub use observe::metrics::Metrics;
+pub use runtime::{Runtime, ServeError};
+pub use upstream::health::{HealthChecker, Prober};
 pub use upstream::probe::HttpProber;
+pub use upstream::{ServerState, StateChange, Upstreams};
 
-/// The maps the request path looks names up in (routers, services, server URLs, entry points).
+/// The maps the runtime looks plan names up in when it loads a plan (the request path does not).
 /// Their keys come from the plan, never from a client, so a fast seeded hash (foldhash) is used
 /// instead of the standard library's SipHash, which showed in profiles.
-pub type FastMap<K, V> = foldhash::HashMap<K, V>;
+pub(crate) type FastMap<K, V> = foldhash::HashMap<K, V>;
 
 #[cfg(test)]
 mod dependency_policy {

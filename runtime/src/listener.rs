@@ -27,7 +27,7 @@ use crate::runtime::{EntryId, Runtime};
 const BACKLOG: i32 = 65_535;
 
 /// The backlog the kernel grants a listener (`min(BACKLOG, somaxconn)`), for the startup log.
-pub fn effective_backlog() -> u32 {
+pub(crate) fn effective_backlog() -> u32 {
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()
         .and_then(|s| s.trim().parse::<u32>().ok());
@@ -35,7 +35,7 @@ pub fn effective_backlog() -> u32 {
 }
 
 /// A non-blocking listener on `addr` with `SO_REUSEADDR` (as tokio sets it) and the large backlog.
-pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+pub(crate) fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
@@ -47,7 +47,7 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
 
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit; returns the limit in force afterwards
 /// (`None`: unlimited or unknown).
-pub fn raise_nofile() -> Option<u64> {
+pub(crate) fn raise_nofile() -> Option<u64> {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let mut limit = getrlimit(Resource::Nofile);
     if limit.current != limit.maximum {
@@ -61,7 +61,7 @@ pub fn raise_nofile() -> Option<u64> {
 
 /// True when `accept` failed for lack of descriptors or memory: the pending connection stays
 /// queued, so the loop must wait for resources instead of retrying at once.
-pub fn exhausted(e: &std::io::Error) -> bool {
+pub(crate) fn exhausted(e: &std::io::Error) -> bool {
     use rustix::io::Errno;
     e.raw_os_error().is_some_and(|code| {
         let errno = Errno::from_raw_os_error(code);
@@ -74,10 +74,10 @@ pub fn exhausted(e: &std::io::Error) -> bool {
 
 /// How long the accept loop pauses after [`exhausted`]: long enough not to spin, short enough
 /// that accepting resumes soon after descriptors free up.
-pub const EXHAUSTED_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+pub(crate) const EXHAUSTED_PAUSE: Duration = Duration::from_millis(100);
 
 /// Resolves an entry point's listen address: `--bind` override, else the plan's (`:80` → all interfaces).
-pub fn listen_addr(
+pub(crate) fn listen_addr(
     name: &str,
     address: &str,
     binds: &HashMap<String, SocketAddr>,
@@ -208,7 +208,7 @@ const HEADER_READ_FALLBACK_MS: u64 = 60_000;
 
 /// Accepts connections on `listener` for entry point `ep` until `shutdown` resolves, then drains
 /// in-flight connections for up to `grace`.
-pub async fn serve_entrypoint(
+pub(crate) async fn serve_entrypoint(
     current: Arc<arc_swap::ArcSwap<Runtime>>,
     ep: Arc<str>,
     listener: tokio::net::TcpListener,

@@ -1,8 +1,6 @@
 //! `bridge-runtime PLAN`: serve a sealed bridgectl plan; `bridge-runtime healthcheck`: probe one.
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -39,12 +37,8 @@ struct Args {
     /// The plan file.
     #[arg(required = true)]
     plan: Option<PathBuf>,
-    /// Listen address of an entry point, like a container port mapping (repeatable): web=127.0.0.1:9000.
-    #[arg(long = "bind", value_name = "ENTRYPOINT=ADDR", value_parser = parse_bind)]
-    binds: Vec<(String, SocketAddr)>,
-    /// Pin a backend host name to an IP address, like curl's --resolve (repeatable): node-a=10.0.0.5.
-    #[arg(long = "resolve", value_name = "HOST=IP", value_parser = parse_resolve)]
-    resolves: Vec<(String, IpAddr)>,
+    #[command(flatten)]
+    serve: bridge_runtime::app::ServeArgs,
     /// Worker threads serving connections. Default: TOKIO_WORKER_THREADS when set, else the CPUs
     /// this process may run on (its affinity: under `taskset -c 0` that is one). With one, all
     /// work runs on a single thread without work stealing, the fastest way to use one core.
@@ -79,22 +73,6 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
         Ok(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Ok(t),
         _ => Err("expected a number of seconds between 0 and 3600".to_owned()),
     }
-}
-
-fn parse_bind(s: &str) -> Result<(String, SocketAddr), String> {
-    let (ep, addr) = s.split_once('=').ok_or("expected ENTRYPOINT=ADDR")?;
-    Ok((
-        ep.to_owned(),
-        addr.parse().map_err(|e| format!("`{addr}`: {e}"))?,
-    ))
-}
-
-fn parse_resolve(s: &str) -> Result<(String, IpAddr), String> {
-    let (host, ip) = s.split_once('=').ok_or("expected HOST=IP")?;
-    Ok((
-        host.to_owned(),
-        ip.parse().map_err(|e| format!("`{ip}`: {e}"))?,
-    ))
 }
 
 fn main() -> ExitCode {
@@ -174,16 +152,15 @@ fn default_workers() -> usize {
 
 async fn run(path: PathBuf, args: Args, workers: usize) -> Result<(), Box<dyn std::error::Error>> {
     let plan = bridge_runtime::load::load_plan_file(&path)?;
-    bridge_runtime::observe::logging::init(&plan.log);
+    bridge_runtime::init_logging(&plan.log);
     tracing::info!("plan {} (profile {}) verified", plan.hash, plan.profile);
     tracing::info!("{workers} worker thread(s)");
-    let binds: HashMap<String, SocketAddr> = args.binds.into_iter().collect();
-    for (ep, addr) in &binds {
+    let options = args.serve.options(Some(path));
+    for (ep, addr) in &options.binds {
         tracing::info!("--bind {ep}={addr}");
     }
-    let resolve: HashMap<String, IpAddr> = args.resolves.into_iter().collect();
-    for (host, ip) in &resolve {
+    for (host, ip) in &options.resolve {
         tracing::info!("--resolve {host}={ip}");
     }
-    bridge_runtime::app::serve(plan, binds, resolve, Some(path)).await
+    bridge_runtime::app::serve(plan, options).await
 }

@@ -48,7 +48,7 @@ use regex::Regex;
 
 /// What routing needs to know about a request (borrowed from the HTTP layer).
 #[derive(Debug, Clone, Copy)]
-pub struct RequestInfo<'a> {
+pub(crate) struct RequestInfo<'a> {
     /// The method as received (HTTP methods are case-sensitive).
     pub method: &'a str,
     /// The `Host` header, or the authority of an absolute-form request URI when there is one (it
@@ -105,7 +105,7 @@ pub enum RoutingError {
 
 /// The routers of one entry point, compiled and indexed for matching.
 #[derive(Debug)]
-pub struct RouteTable {
+pub(crate) struct RouteTable {
     /// Every router in matching order; indices into this list are the global order.
     routes: Vec<Route>,
     /// Routers that can only match one of a few exact hosts, by normalised host; each list is
@@ -194,7 +194,11 @@ impl RouteTable {
     /// ([`bridge_plan::EntryPoint::routers`]). On a TLS connection (`tls`) only routers with
     /// `tls` apply; on a plain connection only routers without it (a router with TLS is
     /// HTTPS-only in Traefik).
-    pub fn build(plan: &Plan, entrypoint: &str, tls: bool) -> Result<RouteTable, RoutingError> {
+    pub(crate) fn build(
+        plan: &Plan,
+        entrypoint: &str,
+        tls: bool,
+    ) -> Result<RouteTable, RoutingError> {
         let ep =
             plan.entrypoints
                 .get(entrypoint)
@@ -265,23 +269,24 @@ impl RouteTable {
 
     /// Whether some rule matches on request headers; when not, [`RequestInfo::headers`] may be
     /// empty.
-    pub fn uses_headers(&self) -> bool {
+    pub(crate) fn uses_headers(&self) -> bool {
         self.uses_headers
     }
 
     /// The key of the first router, in matching order, whose rule matches the request.
-    pub fn route(&self, req: &RequestInfo<'_>) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn route(&self, req: &RequestInfo<'_>) -> Option<&str> {
         let i = self.route_index(req)?;
         self.routes.get(i).map(|r| r.key.as_str())
     }
 
     /// The router keys in matching order: [`RouteTable::route_index`] is a position in it.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         self.routes.iter().map(|r| r.key.as_str())
     }
 
     /// The position, in [`RouteTable::keys`], of the first router whose rule matches.
-    pub fn route_index(&self, req: &RequestInfo<'_>) -> Option<usize> {
+    pub(crate) fn route_index(&self, req: &RequestInfo<'_>) -> Option<usize> {
         let cx = Context::new(req);
         let merged;
         let generic: &[u32] = if self.by_prefix.is_empty() {
@@ -324,7 +329,8 @@ impl RouteTable {
 
     /// How many routers [`RouteTable::route`] may have to evaluate for this request at most: the
     /// routers filed under its host plus the generic ones.
-    pub fn candidates_for(&self, req: &RequestInfo<'_>) -> usize {
+    #[cfg(test)]
+    pub(crate) fn candidates_for(&self, req: &RequestInfo<'_>) -> usize {
         let cx = Context::new(req);
         let generic = if self.by_prefix.is_empty() {
             self.generic.len()
@@ -335,12 +341,14 @@ impl RouteTable {
     }
 
     /// The number of routers in the table.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.routes.len()
     }
 
     /// Whether the table has no router (every request is unrouted).
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.routes.is_empty()
     }
 
@@ -589,7 +597,8 @@ impl Node {
 
 /// The normalised host used for `Host` matching: port stripped (also for `[v6]:port` and `[v6]`),
 /// surrounding spaces trimmed, lower-cased, one trailing dot removed.
-pub fn normalize_host(host: &str) -> String {
+#[cfg(test)]
+pub(crate) fn normalize_host(host: &str) -> String {
     let canonical = canonical_host(host);
     canonical.strip_suffix('.').unwrap_or(&canonical).to_owned()
 }
@@ -694,7 +703,7 @@ fn escape_at(s: &[u8]) -> Option<u8> {
 /// A malformed escape (`%` not followed by two hex digits) is kept as is; Traefik answers such
 /// requests with 400 before routing, see [`valid_percent_encoding`]. Decoded bytes that are not
 /// UTF-8 become U+FFFD.
-pub fn routing_path(raw: &str) -> Cow<'_, str> {
+pub(crate) fn routing_path(raw: &str) -> Cow<'_, str> {
     if !raw.contains('%') {
         return Cow::Borrowed(raw);
     }
@@ -726,7 +735,8 @@ pub fn routing_path(raw: &str) -> Cow<'_, str> {
 /// Whether every `%` in `s` starts a well-formed escape (`%` and two hex digits). Go's server,
 /// and so Traefik, answers 400 Bad Request to a request whose path is not well-formed; the HTTP
 /// layer should do the same before routing.
-pub fn valid_percent_encoding(s: &str) -> bool {
+#[cfg(test)]
+pub(crate) fn valid_percent_encoding(s: &str) -> bool {
     let bytes = s.as_bytes();
     bytes
         .iter()
@@ -739,7 +749,7 @@ pub fn valid_percent_encoding(s: &str) -> bool {
 /// only; a pair containing `;` is dropped, as is an empty pair or one with a malformed escape;
 /// `+` decodes to a space and `%XY` to its byte, in keys and values. A pair without `=` has an
 /// empty value. Pairs are returned in order, keys repeated.
-pub fn parse_query(query: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+pub(crate) fn parse_query(query: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
     query
         .split('&')
         .filter(|pair| !pair.is_empty() && !pair.contains(';'))

@@ -21,7 +21,7 @@ use crate::body::ReqBody;
 use crate::middleware::{Chain, Middleware, MiddlewareError};
 use crate::observe::Observer;
 use crate::observe::metrics::Metrics;
-use crate::proxy::forwarded_headers::{self as forward, Trust};
+use crate::proxy::forwarded_headers::Trust;
 use crate::proxy::mirror::Mirroring;
 use crate::routing::RouteTable;
 use crate::transport::{ClientFactory, ServerClient};
@@ -404,7 +404,7 @@ fn entry(
         redirect: ep.redirect.clone(),
         port: ep.port,
         timeouts: ep.timeouts.clone(),
-        trust: forward::Trust::new(&ep.forwarded_headers),
+        trust: Trust::new(&ep.forwarded_headers),
         plain: table(false)?,
         tls,
         metrics_here: plan

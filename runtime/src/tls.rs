@@ -63,7 +63,7 @@ pub enum TlsError {
 
 /// Installs aws-lc-rs as the process-wide rustls provider. Call once at start; later calls and a
 /// provider installed before are left alone (the configs here name their provider explicitly).
-pub fn install_provider() {
+pub(crate) fn install_provider() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
 }
 
@@ -72,7 +72,7 @@ fn provider() -> CryptoProvider {
 }
 
 /// The TLS server configuration of each entry point that serves TLS.
-pub fn configs(plan: &Plan) -> Result<HashMap<String, Arc<ServerConfig>>, TlsError> {
+pub(crate) fn configs(plan: &Plan) -> Result<HashMap<String, Arc<ServerConfig>>, TlsError> {
     let mut wanted: Vec<(String, String)> = Vec::new();
     for (name, ep) in &plan.entrypoints {
         let mut options: BTreeSet<&str> = BTreeSet::new();

@@ -58,7 +58,7 @@ pub enum TransportError {
 
 /// Why a request to a server failed.
 #[derive(Debug, thiserror::Error)]
-pub enum SendError {
+pub(crate) enum SendError {
     /// Connecting, the TLS handshake, or the exchange failed.
     #[error(transparent)]
     Client(#[from] hyper_util::client::legacy::Error),
@@ -75,7 +75,7 @@ pub enum SendError {
 
 /// How a server is spoken to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scheme {
+pub(crate) enum Scheme {
     /// HTTP/1.1 over TCP.
     Http,
     /// HTTP/1.1 or HTTP/2 (by ALPN) over TLS.
@@ -97,7 +97,7 @@ impl Scheme {
 
 /// Dials one server, over TLS when configured.
 #[derive(Clone)]
-pub struct Connector {
+pub(crate) struct Connector {
     http: HttpConnector,
     /// `http://host:port` of the server (after `--resolve`), whatever the request URI says.
     dial: Uri,
@@ -154,7 +154,7 @@ impl tower_service::Service<Uri> for Connector {
 
 /// A connection to a server.
 #[derive(Debug)]
-pub enum Stream {
+pub(crate) enum Stream {
     /// Plain TCP.
     Plain(TokioIo<tokio::net::TcpStream>),
     /// TLS over TCP.
@@ -238,7 +238,7 @@ impl hyper::rt::Write for Stream {
 
 /// The pooled client(s) of one server (cheap to clone: the pools are shared).
 #[derive(Debug)]
-pub struct ServerClient<B> {
+pub(crate) struct ServerClient<B> {
     scheme: Scheme,
     /// The server URL's `host:port`, used as the authority when the `Host` value is unusable.
     authority: String,
@@ -272,7 +272,7 @@ where
 {
     /// Sends `req` (URI `/path?query` or `scheme://anything/path?query`, `Host` header set) to
     /// this server.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         mut req: Request<B>,
         upgrade: bool,
@@ -302,13 +302,13 @@ where
     }
 
     /// True when [`ServerClient::send_bodiless`] can carry requests (`http://` servers).
-    pub fn takes_bodiless(&self) -> bool {
+    pub(crate) fn takes_bodiless(&self) -> bool {
         self.pool.is_some()
     }
 
     /// Sends a borrowed request without a body (see [`crate::http1::client::Bodiless`]); `None` when this
     /// server's scheme needs an owned request ([`ServerClient::takes_bodiless`] is false).
-    pub async fn send_bodiless(
+    pub(crate) async fn send_bodiless(
         &self,
         req: crate::http1::client::Bodiless<'_>,
     ) -> Option<Result<Response<UpstreamBody<B>>, SendError>> {
@@ -374,7 +374,7 @@ where
 /// Builds clients for servers, caching one TLS configuration per transport and the system's
 /// trust store.
 #[derive(Debug, Default)]
-pub struct ClientFactory {
+pub(crate) struct ClientFactory {
     native: Option<Arc<rustls::RootCertStore>>,
     configs: HashMap<String, (Arc<ClientConfig>, Arc<ClientConfig>)>,
 }
@@ -385,7 +385,7 @@ fn provider() -> Arc<CryptoProvider> {
 
 impl ClientFactory {
     /// The client(s) for the server at `url` under transport `name`; `resolve` pins host names.
-    pub fn client<B>(
+    pub(crate) fn client<B>(
         &mut self,
         url: &str,
         name: &str,
@@ -608,7 +608,7 @@ impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
 }
 
 /// The servers transport of a load balancer: (name, settings).
-pub fn transport_of<'p>(
+pub(crate) fn transport_of<'p>(
     plan: &'p bridge_plan::Plan,
     lb: &'p bridge_plan::LoadBalancer,
 ) -> Result<(&'p str, &'p ServersTransport), TransportError> {

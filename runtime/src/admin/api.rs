@@ -77,25 +77,25 @@ use crate::upstream::{ServerState, Upstreams};
 /// The dashboard page: plain HTML, inline CSS and script, no external resources. It polls
 /// `../api/http/routers`, `../api/http/services`, `../api/entrypoints` and `../api/version` every
 /// 2 s (relative URLs, so it works under any base path).
-pub const DASHBOARD_HTML: &str = include_str!("dashboard.html");
+pub(crate) const DASHBOARD_HTML: &str = include_str!("dashboard.html");
 
 /// Page size of list endpoints when `per_page` is not given (Traefik's).
-pub const DEFAULT_PER_PAGE: u32 = 100;
+pub(crate) const DEFAULT_PER_PAGE: u32 = 100;
 
 /// `Content-Type` of JSON answers (Traefik's).
-pub const JSON_CONTENT_TYPE: &str = "application/json";
+pub(crate) const JSON_CONTENT_TYPE: &str = "application/json";
 
 /// `Content-Type` of the dashboard page.
-pub const HTML_CONTENT_TYPE: &str = "text/html; charset=utf-8";
+pub(crate) const HTML_CONTENT_TYPE: &str = "text/html; charset=utf-8";
 
 /// `Content-Type` of plain-text answers (redirects, unknown dashboard files).
-pub const TEXT_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
+pub(crate) const TEXT_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
 
 /// Shown instead of secrets (password hashes, credential header values).
-pub const REDACTED: &str = "[REDACTED]";
+pub(crate) const REDACTED: &str = "[REDACTED]";
 
 /// Codename reported by `/api/version`.
-pub const CODENAME: &str = "bridge-runtime";
+pub(crate) const CODENAME: &str = "bridge-runtime";
 
 /// Priority of Traefik's generated `api@internal` and `ping@internal` routers (`math.MaxInt - 1`);
 /// `dashboard@internal` has one less.
@@ -106,7 +106,7 @@ const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "
 
 /// An answer of [`handle`]: the server turns it into an HTTP response.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiResponse {
+pub(crate) struct ApiResponse {
     /// Response status.
     pub status: StatusCode,
     /// `Content-Type` header value.
@@ -167,7 +167,7 @@ impl ApiResponse {
 ///
 /// `path` is the request path as received (percent-encoded), `query` the raw query string,
 /// `started` the runtime's start time in RFC 3339 (reported by `/api/version`).
-pub fn handle(
+pub(crate) fn handle(
     plan: &Plan,
     upstreams: &Upstreams,
     method: &Method,
@@ -699,7 +699,10 @@ fn services(plan: &Plan, ups: &Upstreams) -> Vec<Item> {
 
 /// `UP` or `DOWN` for a server: whether its load balancer would send it traffic now (see the
 /// module documentation).
-pub fn server_status(state: ServerState, health_check: Option<&HealthCheck>) -> &'static str {
+pub(crate) fn server_status(
+    state: ServerState,
+    health_check: Option<&HealthCheck>,
+) -> &'static str {
     match state {
         ServerState::Up => "UP",
         ServerState::Down => "DOWN",
@@ -1030,7 +1033,7 @@ fn rawdata(plan: &Plan, ups: &Upstreams) -> Value {
 // ------------------------------------------------------------------------------------------------
 
 /// Re-exported for callers of this module; the formatter lives in the plan crate.
-pub use bridge_plan::go_duration;
+pub(crate) use bridge_plan::go_duration;
 
 /// Decodes `%XX` escapes of a path segment (`+` stays `+`); `None` when malformed or not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {

@@ -8,7 +8,7 @@ use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri, h
 use crate::body::{Body, full, not_found, text};
 use crate::runtime::{Entry, Runtime};
 
-pub mod api;
+pub(crate) mod api;
 
 impl Runtime {
     /// Traefik's internal routers that come before the plan's on this entry point: `/metrics`

@@ -17,7 +17,7 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode, Version};
 
 /// Largest response head accepted (hyper's client allows about as much by default).
-pub const MAX_HEAD: usize = 64 * 1024;
+pub(crate) const MAX_HEAD: usize = 64 * 1024;
 /// Most header fields in one response head (hyper's default).
 const MAX_HEADERS: usize = 100;
 /// Longest chunk-size line or trailer line accepted.
@@ -25,11 +25,11 @@ const MAX_LINE: usize = 4096;
 /// Most trailer bytes read after the last chunk (trailers are not forwarded).
 const MAX_TRAILERS: usize = 16 * 1024;
 /// Free buffer space asked for before each read from the server.
-pub const READ_RESERVE: usize = 16 * 1024;
+pub(crate) const READ_RESERVE: usize = 16 * 1024;
 
 /// Why an exchange with the server failed.
 #[derive(Debug, thiserror::Error)]
-pub enum H1Error {
+pub(crate) enum H1Error {
     /// Reading or writing failed before any byte of a response arrived.
     #[error("connection error before a response: {0}")]
     Early(#[source] std::io::Error),
@@ -50,24 +50,24 @@ pub enum H1Error {
 impl H1Error {
     /// True when nothing of a response arrived: on a reused connection the server most likely
     /// closed it while idle, and an idempotent request may go out again on another one.
-    pub fn nothing_received(&self) -> bool {
+    pub(crate) fn nothing_received(&self) -> bool {
         matches!(self, H1Error::Early(_) | H1Error::ClosedEarly)
     }
 
     /// True when the failure was a timeout.
-    pub fn is_timeout(&self) -> bool {
+    pub(crate) fn is_timeout(&self) -> bool {
         matches!(self, H1Error::Early(e) | H1Error::Io(e) if e.kind() == std::io::ErrorKind::TimedOut)
     }
 }
 
 /// True for a request this codec carries: no body, no upgrade, no `Expect`, and a method a
 /// server may receive twice (a stale keep-alive connection is retried on a new one).
-pub fn eligible(method: &Method, headers: &HeaderMap, body_is_empty: bool) -> bool {
+pub(crate) fn eligible(method: &Method, headers: &HeaderMap, body_is_empty: bool) -> bool {
     body_is_empty && eligible_by(method, &crate::proxy::strict::Fields::of(headers))
 }
 
 /// [`eligible`] from what the request checks already saw of the fields (no lookups).
-pub fn eligible_by(method: &Method, fields: &crate::proxy::strict::Fields) -> bool {
+pub(crate) fn eligible_by(method: &Method, fields: &crate::proxy::strict::Fields) -> bool {
     matches!(
         *method,
         Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
@@ -79,7 +79,7 @@ pub fn eligible_by(method: &Method, fields: &crate::proxy::strict::Fields) -> bo
 /// A request without a body, borrowed from the proxy's request: the raw exchange writes it
 /// without the map of fields being cloned for a possible retry or changed for the `Host` value.
 #[derive(Debug, Clone, Copy)]
-pub struct Bodiless<'a> {
+pub(crate) struct Bodiless<'a> {
     /// An [`eligible`] method.
     pub method: &'a Method,
     /// Origin form: `/path?query`.
@@ -98,7 +98,7 @@ pub struct Bodiless<'a> {
 /// Appends the request head: request line in origin form, `Host` first when given apart, the
 /// headers as they are (names in hyper's lower case), the empty line. `http`'s types cannot
 /// hold CR or LF, so nothing a client sent can split the head.
-pub fn encode_request(out: &mut Vec<u8>, req: &Bodiless<'_>) {
+pub(crate) fn encode_request(out: &mut Vec<u8>, req: &Bodiless<'_>) {
     out.extend_from_slice(req.method.as_str().as_bytes());
     out.push(b' ');
     out.extend_from_slice(req.target.as_bytes());
@@ -119,7 +119,7 @@ pub fn encode_request(out: &mut Vec<u8>, req: &Bodiless<'_>) {
 }
 
 /// Appends one `name: value` header line.
-pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+pub(crate) fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(name);
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
@@ -130,25 +130,25 @@ pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 /// and the fields then share it (see [`header_map`]). Plain offsets, so the list of a head's
 /// fields is kept with its connection and reused instead of allocated per message.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Field {
+pub(crate) struct Field {
     name: (usize, usize),
     value: (usize, usize),
 }
 
 impl Field {
     /// The field's name as sent (any case).
-    pub fn name<'b>(&self, head: &'b [u8]) -> &'b [u8] {
+    pub(crate) fn name<'b>(&self, head: &'b [u8]) -> &'b [u8] {
         &head[self.name.0..self.name.1]
     }
 
     /// The field's value.
-    pub fn value<'b>(&self, head: &'b [u8]) -> &'b [u8] {
+    pub(crate) fn value<'b>(&self, head: &'b [u8]) -> &'b [u8] {
         &head[self.value.0..self.value.1]
     }
 }
 
 /// Records where each of `fields` (parsed from `base`) lies, in `out` (emptied first).
-pub fn field_spans(base: &[u8], fields: &[httparse::Header<'_>], out: &mut Vec<Field>) {
+pub(crate) fn field_spans(base: &[u8], fields: &[httparse::Header<'_>], out: &mut Vec<Field>) {
     let base = base.as_ptr() as usize;
     out.clear();
     out.extend(fields.iter().map(|f| {
@@ -164,7 +164,7 @@ pub fn field_spans(base: &[u8], fields: &[httparse::Header<'_>], out: &mut Vec<F
 /// The header map of a head from its [`field_spans`], values sharing `head` instead of copies,
 /// with room for `extra` more fields (growing a map rehashes it: that showed in profiles).
 /// `None` when `http` refuses a name or value.
-pub fn header_map(head: &Bytes, fields: &[Field], extra: usize) -> Option<HeaderMap> {
+pub(crate) fn header_map(head: &Bytes, fields: &[Field], extra: usize) -> Option<HeaderMap> {
     let mut headers = HeaderMap::with_capacity(fields.len() + extra);
     for f in fields {
         append_field(&mut headers, head, f)?;
@@ -182,7 +182,7 @@ fn append_field(headers: &mut HeaderMap, head: &Bytes, f: &Field) -> Option<()> 
 
 /// How the body of a response is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
+pub(crate) enum Framing {
     /// No body.
     Empty,
     /// Exactly this many bytes.
@@ -195,7 +195,7 @@ pub enum Framing {
 
 /// A parsed response head.
 #[derive(Debug)]
-pub struct Head {
+pub(crate) struct Head {
     /// Status code (never 1xx once returned by the pool).
     pub status: StatusCode,
     /// HTTP/1.0 or HTTP/1.1.
@@ -213,7 +213,7 @@ pub struct Head {
 /// An interim (1xx) response received before the final one, forwarded to the client ahead of
 /// it (RFC 9110 §15.2: a proxy MUST forward 1xx responses it did not ask for).
 #[derive(Debug, Clone)]
-pub struct Interim {
+pub(crate) struct Interim {
     /// 1xx, never 101.
     pub status: StatusCode,
     /// End-to-end fields (hop-by-hop ones left out, as for final responses).
@@ -223,15 +223,15 @@ pub struct Interim {
 /// The interim responses that preceded a final response, in order; set as an extension of the
 /// response only when there were some.
 #[derive(Debug, Clone, Default)]
-pub struct Interims(pub Vec<Interim>);
+pub(crate) struct Interims(pub Vec<Interim>);
 
 /// Most interim responses accepted before the final one: a server sending more is broken or
 /// hostile, and without a bound it could hold a request forever (1xx flood).
-pub const MAX_INTERIM: usize = 16;
+pub(crate) const MAX_INTERIM: usize = 16;
 
 /// Parses a response head at the start of `buf`, removing it from there. `None`: incomplete.
 /// Header values share the head's bytes instead of being copied.
-pub fn parse_head(
+pub(crate) fn parse_head(
     buf: &mut BytesMut,
     spans: &mut Vec<Field>,
     head_request: bool,
@@ -427,7 +427,7 @@ impl Facts {
 /// For a response hyper parsed: removes `Content-Length` beside `Transfer-Encoding` (RFC 9112
 /// §6.3 item 3) and tells whether the framing was ambiguous — both fields, or a transfer
 /// coding in an HTTP/1.0 response — so its connection must not be reused (counted).
-pub fn ambiguous_framing(version: Version, headers: &mut HeaderMap) -> bool {
+pub(crate) fn ambiguous_framing(version: Version, headers: &mut HeaderMap) -> bool {
     if !headers.contains_key(header::TRANSFER_ENCODING) {
         return false;
     }
@@ -440,7 +440,7 @@ pub fn ambiguous_framing(version: Version, headers: &mut HeaderMap) -> bool {
 }
 
 /// A decimal `Content-Length`: digits only (no sign, no space), within `u64`.
-pub fn parse_decimal(digits: &[u8]) -> Option<u64> {
+pub(crate) fn parse_decimal(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() {
         return None;
     }
@@ -455,7 +455,7 @@ pub fn parse_decimal(digits: &[u8]) -> Option<u64> {
 
 /// True when the comma-separated field value lists `token` (ASCII case-insensitive), as
 /// `Connection` values do.
-pub fn value_has_token(value: &[u8], token: &[u8]) -> bool {
+pub(crate) fn value_has_token(value: &[u8], token: &[u8]) -> bool {
     value
         .split(|&b| b == b',')
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
@@ -463,7 +463,7 @@ pub fn value_has_token(value: &[u8], token: &[u8]) -> bool {
 
 /// What the decoder made of the buffered bytes.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Body bytes.
     Data(Bytes),
     /// The body is complete.
@@ -485,13 +485,13 @@ enum State {
 
 /// Takes a response body out of the connection's read buffer.
 #[derive(Debug)]
-pub struct Decoder {
+pub(crate) struct Decoder {
     state: State,
 }
 
 impl Decoder {
     /// A decoder for a body framed as `framing`.
-    pub fn new(framing: Framing) -> Decoder {
+    pub(crate) fn new(framing: Framing) -> Decoder {
         let state = match framing {
             Framing::Empty | Framing::Length(0) => State::Done,
             Framing::Length(n) => State::Length(n),
@@ -502,12 +502,12 @@ impl Decoder {
     }
 
     /// True once the whole body has been decoded.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         matches!(self.state, State::Done)
     }
 
     /// Bytes of the body still to come, when known.
-    pub fn remaining(&self) -> Option<u64> {
+    pub(crate) fn remaining(&self) -> Option<u64> {
         match self.state {
             State::Length(n) => Some(n),
             State::Done => Some(0),
@@ -516,7 +516,7 @@ impl Decoder {
     }
 
     /// The next piece of the body found in `buf` (consumed from it).
-    pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Step, H1Error> {
+    pub(crate) fn decode(&mut self, buf: &mut BytesMut) -> Result<Step, H1Error> {
         loop {
             match self.state {
                 State::Done => return Ok(Step::End),
@@ -581,7 +581,7 @@ impl Decoder {
     }
 
     /// The server closed the connection: the end of a close-delimited body, else an error.
-    pub fn eof(&mut self) -> Result<Step, H1Error> {
+    pub(crate) fn eof(&mut self) -> Result<Step, H1Error> {
         match self.state {
             State::Close | State::Done => {
                 self.state = State::Done;
@@ -634,7 +634,7 @@ fn chunk_size(line: &[u8]) -> Result<u64, H1Error> {
 /// the request was HEAD; the rest: the size of each read). Heads (interim ones included) are
 /// parsed and the body decoded as the pool does; nothing may panic.
 #[doc(hidden)]
-pub fn fuzz_response(data: &[u8]) {
+pub(crate) fn fuzz_response(data: &[u8]) {
     let Some((&ctl, data)) = data.split_first() else {
         return;
     };
@@ -930,12 +930,10 @@ mod tests {
         );
         let inc = crate::proxy::forwarded_headers::Incoming {
             peer: "192.0.2.1".parse().unwrap(),
-            peer_value: &peer,
             tls: false,
             upgrade: false,
             host: Some(&to),
             entrypoint_port: 80,
-            server_name: &server,
         };
         let trust = crate::proxy::forwarded_headers::Trust::new(&bridge_plan::ForwardedHeaders {
             insecure: true,

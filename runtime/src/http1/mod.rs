@@ -3,6 +3,6 @@
 //! knows about routers, middlewares or services: policy enters through the `answer` closure of
 //! [`server::serve`] and the caller of [`pool`].
 
-pub mod client;
-pub mod pool;
-pub mod server;
+pub(crate) mod client;
+pub(crate) mod pool;
+pub(crate) mod server;

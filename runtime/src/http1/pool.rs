@@ -39,7 +39,7 @@ use crate::body::BoxError;
 
 /// Why a request could not be exchanged with the server.
 #[derive(Debug, thiserror::Error)]
-pub enum PoolError {
+pub(crate) enum PoolError {
     /// No TCP connection could be made.
     #[error("connect error: {0}")]
     Connect(#[source] std::io::Error),
@@ -56,12 +56,12 @@ pub enum PoolError {
 
 impl PoolError {
     /// True when the server was never reached (nothing was sent).
-    pub fn is_connect(&self) -> bool {
+    pub(crate) fn is_connect(&self) -> bool {
         matches!(self, PoolError::Connect(_) | PoolError::ConnectTimeout)
     }
 
     /// True when the failure was a timeout.
-    pub fn is_timeout(&self) -> bool {
+    pub(crate) fn is_timeout(&self) -> bool {
         match self {
             PoolError::ConnectTimeout => true,
             PoolError::Connect(e) => e.kind() == std::io::ErrorKind::TimedOut,
@@ -104,7 +104,7 @@ impl<B> Lists<B> {
 }
 
 /// Idle connections to one server, and how to open new ones.
-pub struct H1Pool<B> {
+pub(crate) struct H1Pool<B> {
     /// `host:port` to connect to (an IP literal after `--resolve`, else resolved when dialling).
     dial: String,
     dial_timeout: Option<Duration>,
@@ -133,7 +133,7 @@ fn raw_is_closed(c: &Raw) -> bool {
 
 impl<B> H1Pool<B> {
     /// A pool dialling `dial` (`host:port`); `max_idle` 0 keeps no idle connection.
-    pub fn new(
+    pub(crate) fn new(
         dial: String,
         dial_timeout: Option<Duration>,
         max_idle: usize,
@@ -160,7 +160,8 @@ impl<B> H1Pool<B> {
     }
 
     /// Number of idle connections (after dropping closed and expired ones).
-    pub fn idle_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn idle_count(&self) -> usize {
         let mut idle = self.lock();
         self.prune(&mut idle, Instant::now());
         idle.len()
@@ -343,7 +344,7 @@ where
 
     /// Sends `req` (origin-form URI, `Host` set) on an idle connection or a new one. The
     /// connection returns to the pool when the response body has been read to its end.
-    pub async fn send(
+    pub(crate) async fn send(
         self: &Arc<Self>,
         mut req: Request<B>,
     ) -> Result<Response<UpstreamBody<B>>, PoolError> {
@@ -399,7 +400,7 @@ where
 
     /// The exchange of a request without a body by [`crate::http1::client`], in this task. The caller
     /// vouches that the request is [`h1::eligible`].
-    pub async fn send_bodiless(
+    pub(crate) async fn send_bodiless(
         self: &Arc<Self>,
         req: h1::Bodiless<'_>,
     ) -> Result<Response<UpstreamBody<B>>, PoolError> {
@@ -622,7 +623,7 @@ enum Inner<B> {
 
 /// A response body from a server; with a pooled connection, hands the connection back to its
 /// pool once the body has been read to its end (never while it is still streaming).
-pub struct UpstreamBody<B> {
+pub(crate) struct UpstreamBody<B> {
     inner: Inner<B>,
 }
 
@@ -653,12 +654,12 @@ impl<B> UpstreamBody<B> {
 
     /// True when the response came from the own codec, which leaves the hop-by-hop fields out
     /// of the map (see [`h1::Head::headers`]): nothing is left to strip.
-    pub fn hop_by_hop_removed(&self) -> bool {
+    pub(crate) fn hop_by_hop_removed(&self) -> bool {
         matches!(self.inner, Inner::Full(_) | Inner::Raw(_))
     }
 
     /// A body not tied to a pool (hyper-util's client, which pools by itself).
-    pub fn unpooled(inner: Incoming) -> Self {
+    pub(crate) fn unpooled(inner: Incoming) -> Self {
         UpstreamBody {
             inner: Inner::Hyper {
                 body: inner,

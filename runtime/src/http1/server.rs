@@ -75,7 +75,7 @@ impl hyper::body::Body for RequestBody {
 
 /// Limits of the loop, from the entry point.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// From the end of a response (or the accept) to the end of the next request head.
     pub header_read: Duration,
     /// Largest request head this loop reads; a larger one goes to hyper (which answers 431).
@@ -84,7 +84,7 @@ pub struct Limits {
 
 /// How the loop ended.
 #[derive(Debug)]
-pub enum Outcome<I> {
+pub(crate) enum Outcome<I> {
     /// The connection is finished (closed by either side, timed out, or shut down).
     Done,
     /// hyper must serve the rest of the connection, starting with the bytes already read.
@@ -94,7 +94,7 @@ pub enum Outcome<I> {
 /// Serves requests on `io` until the connection ends or needs hyper. `answer` answers one
 /// request; `stop` resolving means shut down: the response in progress is finished, then the
 /// connection is closed.
-pub async fn serve<I, A, F>(
+pub(crate) async fn serve<I, A, F>(
     mut io: I,
     limits: Limits,
     stop: &mut tokio::sync::watch::Receiver<()>,
@@ -507,7 +507,7 @@ where
 /// off the buffer as the loop takes them (pipelined ones in turn) and each request the loop
 /// would answer goes through the proxy's request checks; nothing may panic.
 #[doc(hidden)]
-pub fn fuzz_request_heads(data: &[u8]) {
+pub(crate) fn fuzz_request_heads(data: &[u8]) {
     let mut buf = BytesMut::from(data);
     let mut spans = Vec::new();
     while !buf.is_empty() {
@@ -522,7 +522,7 @@ pub fn fuzz_request_heads(data: &[u8]) {
 
 /// A connection whose first bytes were already read: they are read again first.
 #[derive(Debug)]
-pub struct Rewind<I> {
+pub(crate) struct Rewind<I> {
     pre: Bytes,
     io: I,
 }

@@ -34,7 +34,7 @@ use tokio::sync::Semaphore;
 
 /// How many successful (user, password) checks are remembered per middleware. When full, the
 /// whole cache is emptied and refilled by the next logins.
-pub const CACHE_CAPACITY: usize = 1024;
+pub(crate) const CACHE_CAPACITY: usize = 1024;
 
 /// bcrypt only reads the first 72 bytes of a password.
 const BCRYPT_MAX_PASSWORD: usize = 72;
@@ -72,7 +72,7 @@ pub enum AuthError {
 
 /// The outcome of [`BasicAuth::verify`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The credentials match. `user` is a configured user name, free of control characters,
     /// so it is always a valid header value (for `headerField`).
     Allowed {
@@ -100,7 +100,7 @@ enum Secret {
 
 /// A built `basicAuth` middleware: the users and their hashes, the challenge realm, what to do
 /// with the request after success, and the cache of successful bcrypt checks.
-pub struct BasicAuth {
+pub(crate) struct BasicAuth {
     users: HashMap<String, Secret>,
     realm: String,
     header_field: Option<String>,
@@ -129,7 +129,7 @@ impl BasicAuth {
     /// Reads `users_file` (path as written in the plan, relative to the working directory) and
     /// merges the inline users over it (an inline user wins over a file user of the same name;
     /// within one list the last entry wins, as in Traefik).
-    pub fn from_plan(cfg: &bridge_plan::BasicAuth) -> Result<BasicAuth, AuthError> {
+    pub(crate) fn from_plan(cfg: &bridge_plan::BasicAuth) -> Result<BasicAuth, AuthError> {
         let mut users = HashMap::new();
         if let Some(path) = &cfg.users_file {
             let text = std::fs::read_to_string(path).map_err(|source| AuthError::UsersFile {
@@ -182,7 +182,7 @@ impl BasicAuth {
     /// new password each time so a failure cache would not save work, and the bounded cache could
     /// then be flushed by anyone without credentials. bcrypt work is instead bounded by a
     /// process-wide limit of concurrent runs. Never logs credentials.
-    pub async fn verify(&self, authorization: Option<&HeaderValue>) -> Verdict {
+    pub(crate) async fn verify(&self, authorization: Option<&HeaderValue>) -> Verdict {
         let Some((user, password)) = authorization.and_then(parse_authorization) else {
             return Verdict::Denied;
         };
@@ -249,7 +249,7 @@ impl BasicAuth {
     /// noted for the access log, put in `headerField`, `Authorization` removed with
     /// `removeHeader`); any other is answered 401 with the realm's challenge.
     pub(crate) async fn apply(&self, fields: &mut http::HeaderMap) -> super::Flow {
-        match self.verify(fields.get(http::header::AUTHORIZATION)).await {
+        match self.verify(fields.get(header::AUTHORIZATION)).await {
             Verdict::Allowed { user } => {
                 if let Some(name) = &self.header_name
                     && let Ok(value) = HeaderValue::from_str(&user)
@@ -258,7 +258,7 @@ impl BasicAuth {
                 }
                 crate::observe::note(|s| s.user = Some(user));
                 if self.remove_header {
-                    fields.remove(http::header::AUTHORIZATION);
+                    fields.remove(header::AUTHORIZATION);
                 }
                 super::Flow::Continue
             }
@@ -269,17 +269,20 @@ impl BasicAuth {
     }
 
     /// Realm of the `WWW-Authenticate` challenge.
-    pub fn realm(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn realm(&self) -> &str {
         &self.realm
     }
 
     /// Request header that receives the authenticated user name, if any.
-    pub fn header_field(&self) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn header_field(&self) -> Option<&str> {
         self.header_field.as_deref()
     }
 
     /// Whether the `Authorization` header is removed before forwarding.
-    pub fn remove_header(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn remove_header(&self) -> bool {
         self.remove_header
     }
 
@@ -292,7 +295,7 @@ impl BasicAuth {
 /// The 401 answer exactly as Traefik sends it: `WWW-Authenticate: Basic realm="<realm>"`,
 /// `Content-Type: text/plain`, body `401 Unauthorized\n`. The realm is not escaped (Traefik does
 /// not escape it either); control characters, which no header may carry, are dropped.
-pub fn unauthorized(realm: &str) -> Response<Bytes> {
+pub(crate) fn unauthorized(realm: &str) -> Response<Bytes> {
     let mut response = Response::new(Bytes::from_static(UNAUTHORIZED_BODY.as_bytes()));
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     let realm: String = realm

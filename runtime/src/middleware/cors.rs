@@ -17,7 +17,7 @@ use http::{HeaderMap, HeaderValue, Method, header};
 
 /// The CORS part of one `headers` middleware.
 #[derive(Debug)]
-pub struct Cors {
+pub(crate) struct Cors {
     allow_credentials: bool,
     allow_headers: String,
     allow_methods: String,
@@ -30,7 +30,7 @@ pub struct Cors {
 
 impl Cors {
     /// The CORS settings of `h`; `None` when it sets none (Traefik's `HasCorsHeadersDefined`).
-    pub fn from_plan(h: &Headers) -> Result<Option<Cors>, regex::Error> {
+    pub(crate) fn from_plan(h: &Headers) -> Result<Option<Cors>, regex::Error> {
         let any = h.access_control_allow_credentials
             || !h.access_control_allow_headers.is_empty()
             || !h.access_control_allow_methods.is_empty()
@@ -61,7 +61,7 @@ impl Cors {
 
     /// The `Access-Control-Allow-Origin` value for a request with this `Origin` (empty when the
     /// request has none), if the origin is allowed.
-    pub fn allowed_origin(&self, origin: &str) -> Option<String> {
+    pub(crate) fn allowed_origin(&self, origin: &str) -> Option<String> {
         if let Some(item) = self.origins.iter().find(|o| *o == "*" || *o == origin) {
             return Some(item.clone());
         }
@@ -72,7 +72,7 @@ impl Cors {
     }
 
     /// The headers of the answer to a preflight request (see [`is_preflight`]).
-    pub fn preflight_headers(&self, request: &HeaderMap) -> HeaderMap {
+    pub(crate) fn preflight_headers(&self, request: &HeaderMap) -> HeaderMap {
         let mut out = HeaderMap::new();
         if self.allow_credentials {
             out.insert(
@@ -101,7 +101,7 @@ impl Cors {
     }
 
     /// Adds the CORS headers to a response to a request that had `origin` (empty: none).
-    pub fn apply(&self, origin: &str, response: &mut HeaderMap) {
+    pub(crate) fn apply(&self, origin: &str, response: &mut HeaderMap) {
         if let Some(o) = self.allowed_origin(origin) {
             set(response, header::ACCESS_CONTROL_ALLOW_ORIGIN, &o);
         }
@@ -147,7 +147,7 @@ fn set(map: &mut HeaderMap, name: header::HeaderName, value: &str) {
 }
 
 /// The request's `Origin` (first value), empty when absent or not text.
-pub fn origin(request: &HeaderMap) -> &str {
+pub(crate) fn origin(request: &HeaderMap) -> &str {
     request
         .get(header::ORIGIN)
         .and_then(|v| v.to_str().ok())
@@ -156,7 +156,7 @@ pub fn origin(request: &HeaderMap) -> &str {
 
 /// True for a CORS preflight: `OPTIONS` with a non-empty `Origin` and
 /// `Access-Control-Request-Method`.
-pub fn is_preflight(method: &Method, request: &HeaderMap) -> bool {
+pub(crate) fn is_preflight(method: &Method, request: &HeaderMap) -> bool {
     let non_empty = |name| request.get(name).is_some_and(|v| !v.is_empty());
     *method == Method::OPTIONS
         && non_empty(header::ORIGIN)

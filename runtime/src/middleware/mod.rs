@@ -16,8 +16,8 @@ use http::{HeaderMap, Request, Response, header};
 use crate::body::Body;
 use crate::proxy::forwarded_headers::Forwarded;
 
-pub mod basic_auth;
-pub mod cors;
+pub(crate) mod basic_auth;
+pub(crate) mod cors;
 pub(crate) mod headers;
 pub(crate) mod ip_allow_list;
 pub(crate) mod path;
@@ -216,6 +216,8 @@ pub(crate) async fn run<'a, B>(
 
 #[cfg(test)]
 pub(crate) mod test_support {
+    use std::future::Future;
+
     use super::*;
 
     /// A context for a plain-HTTP request from 192.0.2.1 for `host` and `pq`.
@@ -232,13 +234,13 @@ pub(crate) mod test_support {
     /// The body of an answer, as text.
     pub(crate) fn body_text(resp: Response<Body>) -> String {
         use http_body_util::BodyExt as _;
-        let bytes = futures_lite_block_on(resp.into_body().collect())
+        let bytes = block_on(resp.into_body().collect())
             .map(|c| c.to_bytes())
             .unwrap_or_default();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
-    fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+    fn block_on<F: Future>(f: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .map(|rt| rt.block_on(f))

@@ -369,7 +369,7 @@ impl Metrics {
 /// The classic Prometheus text format (0.0.4) of an OpenMetrics exposition, for scrapers and
 /// tools that do not ask for OpenMetrics (`promtool check metrics` among them): counter families
 /// are named with their `_total` suffix, and `# UNIT` / `# EOF` lines are left out.
-pub fn to_prometheus_text(openmetrics: &str) -> String {
+pub(crate) fn to_prometheus_text(openmetrics: &str) -> String {
     let mut out = String::with_capacity(openmetrics.len());
     let mut help: Option<&str> = None;
     for line in openmetrics.lines() {
@@ -411,7 +411,7 @@ pub fn to_prometheus_text(openmetrics: &str) -> String {
 }
 
 /// A plan key as Traefik names it in metrics and the API (`name@file`).
-pub fn file_name(key: &str) -> Name {
+pub(crate) fn file_name(key: &str) -> Name {
     if key.contains('@') {
         Name::from(key)
     } else {

@@ -11,8 +11,8 @@
 //! counted, never blocking the proxy. Formats: Traefik's `common` (CLF plus request count, router,
 //! server URL and duration), `genericCLF` and `json` (Traefik's field names). Times are UTC.
 
-pub mod logging;
-pub mod metrics;
+pub(crate) mod logging;
+pub(crate) mod metrics;
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -31,7 +31,7 @@ use crate::observe::metrics::{Metrics, Name, RequestSample, file_name};
 
 /// What request handling learnt about where a request went.
 #[derive(Debug, Default, Clone)]
-pub struct Served {
+pub(crate) struct Served {
     /// Router key.
     pub router: Option<String>,
     /// Service key.
@@ -51,12 +51,12 @@ tokio::task_local! {
 }
 
 /// Notes a fact about the current request (a no-op when it is not observed).
-pub fn note(f: impl FnOnce(&mut Served)) {
+pub(crate) fn note(f: impl FnOnce(&mut Served)) {
     let _ = SERVED.try_with(|s| f(&mut s.borrow_mut()));
 }
 
 /// Runs `fut` with a fresh [`Served`] and returns it with the output.
-pub fn scoped<F: Future>(fut: F) -> impl Future<Output = (F::Output, Served)> {
+pub(crate) fn scoped<F: Future>(fut: F) -> impl Future<Output = (F::Output, Served)> {
     // Not an `async fn`: that would hold `fut` once as its argument and again inside the scope.
     SERVED.scope(RefCell::new(Served::default()), async move {
         let out = fut.await;
@@ -67,7 +67,7 @@ pub fn scoped<F: Future>(fut: F) -> impl Future<Output = (F::Output, Served)> {
 
 /// What the access log and metrics need of a request, taken before it is handled.
 #[derive(Debug)]
-pub struct RequestFacts {
+pub(crate) struct RequestFacts {
     /// Entry point.
     pub entrypoint: Name,
     /// Client address.
@@ -166,7 +166,7 @@ impl RequestFacts {
 
 /// Metrics and access log of a runtime (shared across reloads).
 #[derive(Debug)]
-pub struct Observer {
+pub(crate) struct Observer {
     /// Metrics, when configured.
     pub metrics: Option<Arc<Metrics>>,
     access: Option<AccessLog>,
@@ -175,7 +175,7 @@ pub struct Observer {
 
 impl Observer {
     /// An observer for the plan's `metrics` and `access_log` (`None` when neither is set).
-    pub fn new(
+    pub(crate) fn new(
         metrics: Option<Arc<Metrics>>,
         access: Option<&bridge_plan::AccessLog>,
     ) -> Result<Option<Arc<Observer>>, std::io::Error> {
@@ -192,7 +192,7 @@ impl Observer {
 
     /// Whether access-log records carry request headers (`fields.headers`), so they must be
     /// taken from each request.
-    pub fn wants_headers(&self) -> bool {
+    pub(crate) fn wants_headers(&self) -> bool {
         self.access.as_ref().is_some_and(|a| a.wants_headers)
     }
 
@@ -229,7 +229,7 @@ impl Observer {
 
 /// A response body that reports the request to the [`Observer`] when it ends or is dropped.
 #[derive(Debug)]
-pub struct Observed<B> {
+pub(crate) struct Observed<B> {
     inner: B,
     bytes: u64,
     report: Option<(Arc<Observer>, RequestFacts, Served, u16)>,
@@ -237,7 +237,7 @@ pub struct Observed<B> {
 
 impl<B> Observed<B> {
     /// Wraps the body of a response with `status`.
-    pub fn new(
+    pub(crate) fn new(
         inner: B,
         observer: Arc<Observer>,
         facts: RequestFacts,

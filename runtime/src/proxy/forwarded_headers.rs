@@ -23,7 +23,7 @@ const X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
 
 /// Headers that describe one connection and are never forwarded (RFC 9110 §7.6.1). Statics,
 /// not constants: a constant array of names is built and dropped at every use.
-pub static HOP_BY_HOP: [HeaderName; 9] = [
+pub(crate) static HOP_BY_HOP: [HeaderName; 9] = [
     header::CONNECTION,
     KEEP_ALIVE,
     PROXY_CONNECTION,
@@ -38,7 +38,7 @@ pub static HOP_BY_HOP: [HeaderName; 9] = [
 /// The forwarding headers a client may not forge unless trusted: Traefik's managed set
 /// (`X-Forwarded-Scheme` and `X-Scheme` included, which it removes though it sets them only on
 /// request).
-pub static FORWARDED_HEADERS: [HeaderName; 13] = [
+pub(crate) static FORWARDED_HEADERS: [HeaderName; 13] = [
     X_FORWARDED_FOR,
     X_FORWARDED_HOST,
     X_FORWARDED_PORT,
@@ -74,7 +74,7 @@ fn hop_by_hop_index(name: &[u8]) -> Option<usize> {
 }
 
 /// True when `name` (any case, as received) is one of [`HOP_BY_HOP`].
-pub fn is_hop_by_hop(name: &[u8]) -> bool {
+pub(crate) fn is_hop_by_hop(name: &[u8]) -> bool {
     hop_by_hop_index(name).is_some()
 }
 
@@ -97,7 +97,7 @@ fn is_forwarding(name: &HeaderName) -> bool {
 
 /// Parses CIDR ranges or single addresses (as `/32` / `/128`), skipping ones the compiler would
 /// already have rejected. Done once per plan, never per request.
-pub fn parse_nets(ranges: &[String]) -> Vec<ipnet::IpNet> {
+pub(crate) fn parse_nets(ranges: &[String]) -> Vec<ipnet::IpNet> {
     ranges
         .iter()
         .filter_map(|r| {
@@ -111,7 +111,7 @@ pub fn parse_nets(ranges: &[String]) -> Vec<ipnet::IpNet> {
 }
 
 /// True when `ip` (IPv4-mapped addresses compare as IPv4) lies in one of `nets`.
-pub fn in_nets(nets: &[ipnet::IpNet], ip: IpAddr) -> bool {
+pub(crate) fn in_nets(nets: &[ipnet::IpNet], ip: IpAddr) -> bool {
     let ip = canonical_ip(ip);
     nets.iter().any(|n| n.contains(&ip))
 }
@@ -119,20 +119,14 @@ pub fn in_nets(nets: &[ipnet::IpNet], ip: IpAddr) -> bool {
 /// An entry point's `forwardedHeaders`, parsed once: which peers may pass their own
 /// `X-Forwarded-*` values through.
 #[derive(Debug, Clone, Default)]
-pub struct Trust {
+pub(crate) struct Trust {
     insecure: bool,
     nets: Vec<ipnet::IpNet>,
 }
 
 impl Trust {
-    /// Trusts no peer (an entry point without `forwardedHeaders`).
-    pub const NONE: Trust = Trust {
-        insecure: false,
-        nets: Vec::new(),
-    };
-
     /// Parses the plan's settings.
-    pub fn new(cfg: &ForwardedHeaders) -> Self {
+    pub(crate) fn new(cfg: &ForwardedHeaders) -> Self {
         Self {
             insecure: cfg.insecure,
             nets: parse_nets(&cfg.trusted_ips),
@@ -140,13 +134,13 @@ impl Trust {
     }
 
     /// Whether the peer may pass its own `X-Forwarded-*` values through.
-    pub fn trusts(&self, peer: IpAddr) -> bool {
+    pub(crate) fn trusts(&self, peer: IpAddr) -> bool {
         self.insecure || in_nets(&self.nets, peer)
     }
 }
 
 /// IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) compare as IPv4.
-pub fn canonical_ip(ip: IpAddr) -> IpAddr {
+pub(crate) fn canonical_ip(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
         v4 => v4,
@@ -155,7 +149,7 @@ pub fn canonical_ip(ip: IpAddr) -> IpAddr {
 
 /// True when the request asks to switch protocols to WebSocket (or any protocol) — its `Upgrade`
 /// and `Connection: upgrade` must then be kept for the upstream.
-pub fn is_upgrade(headers: &HeaderMap) -> bool {
+pub(crate) fn is_upgrade(headers: &HeaderMap) -> bool {
     headers.contains_key(header::UPGRADE)
         && headers
             .get_all(header::CONNECTION)
@@ -167,7 +161,7 @@ pub fn is_upgrade(headers: &HeaderMap) -> bool {
 
 /// Removes hop-by-hop headers, including those named in `Connection`. When `keep_upgrade`, the
 /// `Upgrade` header and `Connection: upgrade` are kept so the upstream can switch protocols.
-pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
+pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
     // One pass over the (few) names finds which hop-by-hop ones are there: most messages carry
     // one (`Connection`) or none, and a removal costs a hash each.
     let mut present = 0u16;
@@ -190,7 +184,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
                 // Nor can a client remove the forwarding fields this way (as in Traefik): a
                 // trusted peer's values stay, and the proxy's own are added after.
                 let managed =
-                    http::HeaderName::from_bytes(token.as_bytes()).is_ok_and(|n| is_forwarding(&n));
+                    HeaderName::from_bytes(token.as_bytes()).is_ok_and(|n| is_forwarding(&n));
                 if !token.is_empty() && !listed && !managed {
                     // A `&str` name is checked and lower-cased on the stack: no allocation.
                     headers.remove(token);
@@ -213,11 +207,9 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
 
 /// What the proxy knows about the incoming connection.
 #[derive(Debug, Clone)]
-pub struct Incoming<'a> {
+pub(crate) struct Incoming<'a> {
     /// TCP peer.
     pub peer: IpAddr,
-    /// The peer's address as a header value (computed once per connection).
-    pub peer_value: &'a HeaderValue,
     /// The connection is TLS.
     pub tls: bool,
     /// The request asks to switch protocols ([`is_upgrade`]).
@@ -226,12 +218,10 @@ pub struct Incoming<'a> {
     pub host: Option<&'a HeaderValue>,
     /// The entry point's port, used when the host carries none.
     pub entrypoint_port: u16,
-    /// This proxy's host name, for `X-Forwarded-Server`.
-    pub server_name: &'a HeaderValue,
 }
 
 /// The value `X-Forwarded-For` and `X-Real-Ip` carry for a peer (IPv4-mapped addresses as IPv4).
-pub fn peer_value(peer: IpAddr) -> HeaderValue {
+pub(crate) fn peer_value(peer: IpAddr) -> HeaderValue {
     HeaderValue::from_str(&canonical_ip(peer).to_string())
         .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
@@ -240,7 +230,7 @@ pub fn peer_value(peer: IpAddr) -> HeaderValue {
 /// peer (per connection) and this proxy's name (per plan) are shared values already, so a
 /// [`Forwarded`] only records which fields to write and never copies them.
 #[derive(Debug, Clone, Copy)]
-pub struct Sources<'a> {
+pub(crate) struct Sources<'a> {
     /// The request's host (authority or `Host`), for `X-Forwarded-Host`.
     pub host: Option<&'a HeaderValue>,
     /// The peer's address, for `X-Real-Ip`.
@@ -258,7 +248,7 @@ pub struct Sources<'a> {
 /// appends it. Small on purpose (it travels with every request's future): flags and a port,
 /// the values come from [`Sources`] when written.
 #[derive(Debug, Clone, Default)]
-pub struct Forwarded {
+pub(crate) struct Forwarded {
     /// Bits of [`SLOT_NAMES`] the proxy sets (`X-Forwarded-For` only once appended).
     set: u8,
     /// Index into [`PROTOS`].
@@ -320,7 +310,7 @@ impl Forwarded {
     }
 
     /// Writes the fields as header lines (the proxy's own codec).
-    pub fn write(&self, src: &Sources<'_>, out: &mut Vec<u8>) {
+    pub(crate) fn write(&self, src: &Sources<'_>, out: &mut Vec<u8>) {
         let mut digits = [0u8; 5];
         self.each(src, false, &mut digits, |name, value| {
             crate::http1::client::put_field(out, name.as_str().as_bytes(), value);
@@ -329,7 +319,7 @@ impl Forwarded {
 
     /// The fields as routing, middlewares and the access log see them (text values only):
     /// before forwarding, `X-Forwarded-For` is only what a trusted peer sent (in the map).
-    pub fn visible(&self, src: &Sources<'_>) -> Vec<(&'static str, String)> {
+    pub(crate) fn visible(&self, src: &Sources<'_>) -> Vec<(&'static str, String)> {
         let mut out = Vec::with_capacity(5);
         let mut digits = [0u8; 5];
         self.visible_each(src, &mut digits, |name, value| {
@@ -339,7 +329,7 @@ impl Forwarded {
     }
 
     /// Calls `f` with each visible field as text, without copying values (routing).
-    pub fn visible_each<'s>(
+    pub(crate) fn visible_each<'s>(
         &'s self,
         src: &Sources<'s>,
         digits: &'s mut [u8; 5],
@@ -354,7 +344,7 @@ impl Forwarded {
 
     /// Drops the proxy's value for `name`: a middleware set or removed that field, and the
     /// middleware's choice wins, as when Traefik's headers middleware overwrites it.
-    pub fn forget(&mut self, name: &HeaderName) {
+    pub(crate) fn forget(&mut self, name: &HeaderName) {
         match SLOT_NAMES.iter().position(|n| n == name) {
             Some(0) => self.for_in_map = true,
             Some(i) => self.set &= !(1 << i),
@@ -364,7 +354,7 @@ impl Forwarded {
 
     /// Sets `X-Forwarded-For`: the values in `headers` (a trusted peer's, or a middleware's),
     /// joined as Go's reverse proxy joins them, then `peer`; they leave the map.
-    pub fn append_for(&mut self, headers: &mut HeaderMap, peer: &HeaderValue) {
+    pub(crate) fn append_for(&mut self, headers: &mut HeaderMap, peer: &HeaderValue) {
         let xff = if self.for_in_map && headers.contains_key(&X_FORWARDED_FOR) {
             let mut joined = String::new();
             for prior in headers.get_all(&X_FORWARDED_FOR) {
@@ -385,7 +375,7 @@ impl Forwarded {
     }
 
     /// Adds the fields to `headers` (the paths through hyper's client).
-    pub fn apply(self, src: &Sources<'_>, headers: &mut HeaderMap) {
+    pub(crate) fn apply(self, src: &Sources<'_>, headers: &mut HeaderMap) {
         let mut digits = [0u8; 5];
         self.each(src, false, &mut digits, |name, value| {
             if let Ok(v) = HeaderValue::from_bytes(value) {
@@ -414,7 +404,7 @@ fn port_digits(port: u16, buf: &mut [u8; 5]) -> &[u8] {
 /// too); then `X-Forwarded-Proto/-Host/-Port/-Server` and `X-Real-Ip` are set (a trusted peer's
 /// values kept, except `-Server`). Returns the fields to add; the ones it replaces are removed
 /// from `headers`.
-pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> Forwarded {
+pub(crate) fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> Forwarded {
     // Clients rarely send any of these: when none is there, no lookup is needed below.
     let any = headers.keys().any(is_forwarding);
     let kept = any && trust.trusts(inc.peer);
@@ -474,7 +464,7 @@ pub fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) -> 
 
 /// The port of `host[:port]` / `[v6]:port`, if written. A bare IPv6 address (more than one
 /// colon, no brackets) has none.
-pub fn host_port(host: &str) -> Option<u16> {
+pub(crate) fn host_port(host: &str) -> Option<u16> {
     let b = host.as_bytes();
     let after = match b.iter().rposition(|&c| c == b']') {
         Some(i) => b[i + 1..].strip_prefix(b":")?,
@@ -493,18 +483,28 @@ pub fn host_port(host: &str) -> Option<u16> {
 mod tests {
     use super::*;
 
+    /// The peer's value of a test connection (leaked: tests only).
+    fn pv(inc: &Incoming<'_>) -> &'static HeaderValue {
+        Box::leak(Box::new(peer_value(inc.peer)))
+    }
+
+    /// The proxy's name in these tests.
+    fn server() -> &'static HeaderValue {
+        Box::leak(Box::new(HeaderValue::from_static("bridge-1")))
+    }
+
     /// [`forwarded`] applied to the map, as requests to other than `http://` servers get it.
     fn set_forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Trust) {
         let mut f = forwarded(headers, inc, trust);
-        f.append_for(headers, inc.peer_value);
+        f.append_for(headers, pv(inc));
         f.apply(&src(inc), headers);
     }
 
     fn src<'a>(inc: &Incoming<'a>) -> Sources<'a> {
         Sources {
             host: inc.host,
-            peer: inc.peer_value,
-            server_name: inc.server_name,
+            peer: pv(inc),
+            server_name: server(),
         }
     }
 
@@ -533,12 +533,10 @@ mod tests {
         let peer: IpAddr = peer.parse().unwrap();
         Incoming {
             peer,
-            peer_value: Box::leak(Box::new(peer_value(peer))),
             tls,
             upgrade: false,
             host: host.map(|h| &*Box::leak(Box::new(HeaderValue::from_static(h)))),
             entrypoint_port: 80,
-            server_name: Box::leak(Box::new(HeaderValue::from_static("bridge-1"))),
         }
     }
 
@@ -657,7 +655,7 @@ mod tests {
         }
         let i = inc("10.1.2.3", false, Some("a"));
         let mut f = forwarded(&mut h, &i, &cfg(true, &[]));
-        f.append_for(&mut h, i.peer_value);
+        f.append_for(&mut h, pv(&i));
         let fields = written(&f, &i);
         for (name, _) in &fields {
             assert!(!h.contains_key(name), "{name} is in the map and added");
@@ -681,7 +679,7 @@ mod tests {
                 .iter()
                 .all(|(n, _)| *n != "x-forwarded-for")
         );
-        f.append_for(&mut h, i.peer_value);
+        f.append_for(&mut h, pv(&i));
         assert_eq!(
             written(&f, &i),
             [
@@ -753,7 +751,7 @@ mod tests {
         h.insert(X_FORWARDED_PROTO, HeaderValue::from_static("https"));
         f.forget(&X_FORWARDED_FOR); // not the proxy's before forwarding: nothing to forget
         h.insert(X_FORWARDED_FOR, HeaderValue::from_static("198.51.100.1"));
-        f.append_for(&mut h, i.peer_value);
+        f.append_for(&mut h, pv(&i));
         f.apply(&src(&i), &mut h);
         assert_eq!(h["x-forwarded-proto"], "https");
         assert_eq!(h["x-forwarded-for"], "198.51.100.1, 192.0.2.7");

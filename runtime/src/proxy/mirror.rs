@@ -24,7 +24,7 @@ use crate::body::BoxError;
 
 /// The mirror selection state of one `mirroring` service.
 #[derive(Debug)]
-pub struct Mirroring {
+pub(crate) struct Mirroring {
     mirrors: Vec<(String, u8)>,
     /// Copy bodies.
     pub mirror_body: bool,
@@ -36,7 +36,7 @@ pub struct Mirroring {
 
 impl Mirroring {
     /// From the plan's service.
-    pub fn from_plan(m: &bridge_plan::Mirroring) -> Mirroring {
+    pub(crate) fn from_plan(m: &bridge_plan::Mirroring) -> Mirroring {
         Mirroring {
             mirrors: m
                 .mirrors
@@ -50,7 +50,7 @@ impl Mirroring {
     }
 
     /// Counts one request and returns the mirror services it is copied to.
-    pub fn select(&self) -> Vec<String> {
+    pub(crate) fn select(&self) -> Vec<String> {
         let mut guard = match self.counts.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
@@ -71,7 +71,7 @@ impl Mirroring {
 /// A request body passed through unchanged while a copy is kept (up to a limit); the copy is sent
 /// on `done` when the body ends, and nothing is sent if it grows too large or fails.
 #[derive(Debug)]
-pub struct Tee<B> {
+pub(crate) struct Tee<B> {
     inner: B,
     copy: BytesMut,
     max: Option<u64>,
@@ -80,7 +80,10 @@ pub struct Tee<B> {
 
 impl<B: Body<Data = Bytes> + Unpin> Tee<B> {
     /// Wraps `inner`; the receiver gets the whole body, or an error if it is not mirrored.
-    pub fn new(inner: B, max: Option<u64>) -> (Tee<B>, tokio::sync::oneshot::Receiver<Bytes>) {
+    pub(crate) fn new(
+        inner: B,
+        max: Option<u64>,
+    ) -> (Tee<B>, tokio::sync::oneshot::Receiver<Bytes>) {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut tee = Tee {
             inner,
@@ -151,7 +154,9 @@ where
 }
 
 /// Mirroring state per `mirroring` service of a plan.
-pub fn from_plan(plan: &bridge_plan::Plan) -> std::collections::HashMap<String, Arc<Mirroring>> {
+pub(crate) fn from_plan(
+    plan: &bridge_plan::Plan,
+) -> std::collections::HashMap<String, Arc<Mirroring>> {
     plan.services
         .iter()
         .filter_map(|(name, s)| match &s.kind {
@@ -165,12 +170,12 @@ pub fn from_plan(plan: &bridge_plan::Plan) -> std::collections::HashMap<String, 
 
 /// Most mirroring services one request may pass through on its way to a server (a mirroring
 /// service as the main service of another, or below weighted and failover services).
-pub const MAX_CHAIN: usize = 4;
+pub(crate) const MAX_CHAIN: usize = 4;
 
 /// Services from which a request could pass through more than [`MAX_CHAIN`] mirroring services
 /// (refused at start, by name: each one copies the request, so such a chain is almost surely a
 /// mistake).
-pub fn too_deep(plan: &bridge_plan::Plan) -> Vec<String> {
+pub(crate) fn too_deep(plan: &bridge_plan::Plan) -> Vec<String> {
     fn chain(plan: &bridge_plan::Plan, name: &str, depth: usize) -> usize {
         let Some(s) = plan.services.get(name) else {
             return 0;

@@ -28,9 +28,9 @@ use crate::runtime::{Dispatch, Entry, EntryId, Router, Runtime};
 
 pub(crate) mod classify;
 pub(crate) mod forward;
-pub mod forwarded_headers;
-pub mod mirror;
-pub mod strict;
+pub(crate) mod forwarded_headers;
+pub(crate) mod mirror;
+pub(crate) mod strict;
 
 use forwarded_headers as fwd;
 
@@ -133,13 +133,11 @@ impl Runtime {
             headers,
             &fwd::Incoming {
                 peer: peer.addr.ip(),
-                peer_value: &peer.ip_value,
                 tls,
                 upgrade,
                 host: host.as_ref(),
                 // Only used without a host (HTTP/1.0).
                 entrypoint_port: entry.port,
-                server_name: &self.server_name_value,
             },
             &entry.trust,
         );

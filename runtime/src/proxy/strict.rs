@@ -23,7 +23,7 @@ use prometheus_client::metrics::family::Family;
 
 /// Why a request was refused before routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// More than one `Host` field (RFC 9112 §3.2: MUST answer 400).
     DuplicateHost,
     /// An HTTP/1.1 request without `Host` (RFC 9112 §3.2: MUST answer 400).
@@ -45,7 +45,8 @@ pub enum Refusal {
 
 impl Refusal {
     /// Every refusal, for tests and the metric's labels.
-    pub const ALL: [Refusal; 8] = [
+    #[cfg(test)]
+    pub(crate) const ALL: [Refusal; 8] = [
         Refusal::DuplicateHost,
         Refusal::MissingHost,
         Refusal::InvalidHost,
@@ -57,7 +58,7 @@ impl Refusal {
     ];
 
     /// The status answered.
-    pub fn status(self) -> StatusCode {
+    pub(crate) fn status(self) -> StatusCode {
         match self {
             Refusal::UnknownCoding => StatusCode::NOT_IMPLEMENTED,
             _ => StatusCode::BAD_REQUEST,
@@ -65,7 +66,7 @@ impl Refusal {
     }
 
     /// The label in `bridge_requests_refused_total` and the reason in the debug log.
-    pub fn reason(self) -> &'static str {
+    pub(crate) fn reason(self) -> &'static str {
         match self {
             Refusal::DuplicateHost => "duplicate_host",
             Refusal::MissingHost => "missing_host",
@@ -95,7 +96,7 @@ impl Refusal {
     }
 
     /// The answer: status, reason, `Connection: close`; counted and logged at debug.
-    pub fn response(self) -> http::Response<crate::body::Body> {
+    pub(crate) fn response(self) -> http::Response<crate::body::Body> {
         use http_body_util::BodyExt as _;
         REFUSED
             .get_or_create(&Reason {
@@ -121,7 +122,7 @@ impl Refusal {
 
 /// Counts a request hyper's parser refused (it answered 400 or 431 itself and closed the
 /// connection): reason `malformed` or `head_too_large`, logged at debug with hyper's words.
-pub fn count_connection_error(e: &(dyn std::error::Error + 'static)) {
+pub(crate) fn count_connection_error(e: &(dyn std::error::Error + 'static)) {
     let Some(h) = e.downcast_ref::<hyper::Error>() else {
         return;
     };
@@ -137,7 +138,7 @@ pub fn count_connection_error(e: &(dyn std::error::Error + 'static)) {
 }
 
 /// Counts a head over the size limit answered 431 by the proxy's own loop.
-pub fn count_head_too_large() {
+pub(crate) fn count_head_too_large() {
     REFUSED
         .get_or_create(&Reason {
             reason: "head_too_large",
@@ -151,7 +152,7 @@ pub fn count_head_too_large() {
 /// (the proxy never switches a connection to h2c for a server, the precondition of h2c
 /// smuggling; Traefik stopped forwarding it too). HTTP/2 requests carry neither `Host` rules
 /// nor transfer codings and pass untouched.
-pub fn check_request<B>(req: &mut Request<B>) -> Result<Fields, Refusal> {
+pub(crate) fn check_request<B>(req: &mut Request<B>) -> Result<Fields, Refusal> {
     let version = req.version();
     if version != Version::HTTP_11 && version != Version::HTTP_10 {
         return Ok(Fields::of(req.headers()));
@@ -212,7 +213,7 @@ pub fn check_request<B>(req: &mut Request<B>) -> Result<Fields, Refusal> {
 /// What [`check_request`] saw of the fields that decide how a request is carried, so the
 /// request path does not look them up again (each lookup hashes a name).
 #[derive(Debug, Clone, Default)]
-pub struct Fields {
+pub(crate) struct Fields {
     /// The `Host` value (shared, not copied).
     pub host: Option<HeaderValue>,
     /// `Transfer-Encoding` is present.
@@ -228,7 +229,7 @@ pub struct Fields {
 impl Fields {
     /// The same facts looked up in `headers` (HTTP/2 requests, and after a middleware changed
     /// the fields).
-    pub fn of(headers: &HeaderMap) -> Fields {
+    pub(crate) fn of(headers: &HeaderMap) -> Fields {
         Fields {
             host: headers.get(header::HOST).cloned(),
             transfer_encoding: headers.contains_key(header::TRANSFER_ENCODING),
@@ -241,7 +242,7 @@ impl Fields {
     }
 
     /// True when the request carries no body by its fields (no transfer coding, no length).
-    pub fn bodiless(&self) -> bool {
+    pub(crate) fn bodiless(&self) -> bool {
         !self.transfer_encoding && !self.length
     }
 }
@@ -327,7 +328,7 @@ fn drop_h2c(headers: &mut HeaderMap) {
 /// `uri-host [ ":" port ]` (RFC 9112 §3.2 with RFC 3986 §3.2.2–3.2.3), or empty (allowed when
 /// the target has no authority). Stricter than RFC 3986 in one place, on purpose: a comma,
 /// which is what two `Host` values joined into one look like, is refused.
-pub fn valid_host(value: &[u8]) -> bool {
+pub(crate) fn valid_host(value: &[u8]) -> bool {
     let (host, port) = if let Some(rest) = value.strip_prefix(b"[") {
         let Some(end) = rest.iter().position(|&b| b == b']') else {
             return false;
@@ -411,20 +412,20 @@ static REG_NAME: [bool; 256] = {
 
 /// A reason label.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct Reason {
+pub(crate) struct Reason {
     reason: &'static str,
 }
 
 /// Requests refused before routing, by [`Refusal::reason`] (process-wide: registered by
 /// [`crate::observe::metrics`], so they count whether or not metrics are configured at the time).
-pub static REFUSED: LazyLock<Family<Reason, Counter>> = LazyLock::new(Family::default);
+pub(crate) static REFUSED: LazyLock<Family<Reason, Counter>> = LazyLock::new(Family::default);
 
 /// Upstream connections closed instead of reused, by [`Discard`].
-pub static DISCARDED: LazyLock<Family<Reason, Counter>> = LazyLock::new(Family::default);
+pub(crate) static DISCARDED: LazyLock<Family<Reason, Counter>> = LazyLock::new(Family::default);
 
 /// Why a connection to a server was closed instead of going back to its pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Discard {
+pub(crate) enum Discard {
     /// The server sent bytes beyond the response its framing delimits.
     ExtraBytes,
     /// While idle in the pool, the server sent bytes or closed the connection.
@@ -436,7 +437,7 @@ pub enum Discard {
 
 impl Discard {
     /// The label in `bridge_upstream_connections_discarded_total`.
-    pub fn reason(self) -> &'static str {
+    pub(crate) fn reason(self) -> &'static str {
         match self {
             Discard::ExtraBytes => "extra_bytes",
             Discard::IdleActivity => "idle_activity",
@@ -445,7 +446,7 @@ impl Discard {
     }
 
     /// Counts one discarded connection and logs it at debug.
-    pub fn count(self) {
+    pub(crate) fn count(self) {
         DISCARDED
             .get_or_create(&Reason {
                 reason: self.reason(),

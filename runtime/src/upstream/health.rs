@@ -41,11 +41,11 @@ use tokio::time::Instant;
 use crate::upstream::{ServerState, Upstreams};
 
 /// Probe interval used when a plan says `0` (Traefik's default).
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
 /// Probe timeout used when a plan says `0` (Traefik's default).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest interval or timeout honoured; longer values are shortened to this.
-pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
+pub(crate) const MAX_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// One probe request, derived from a load balancer's [`HealthCheck`] and one server URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +132,7 @@ impl ProbeTarget {
 }
 
 /// Healthy = no error and a status equal to `expected` when set, else `200 ≤ status < 400`.
-pub fn is_healthy(expected: Option<u16>, result: &ProbeResult) -> bool {
+pub(crate) fn is_healthy(expected: Option<u16>, result: &ProbeResult) -> bool {
     if result.error.is_some() {
         return false;
     }

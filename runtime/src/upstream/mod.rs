@@ -37,7 +37,7 @@
 //! reset seen on live traffic and wakes the health checker of its load balancer
 //! ([`crate::upstream::health::HealthChecker`]) for an immediate probe of all its servers.
 
-pub mod health;
+pub(crate) mod health;
 pub(crate) mod probe;
 
 use crate::FastMap;
@@ -53,11 +53,11 @@ use crate::upstream::health::{ProbeTarget, ProbeTargetError};
 
 /// Deepest service nesting followed by [`Upstreams::pick`]; the compiler rejects cycles, this only
 /// guards against a plan that slipped through.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// How many [`StateChange`]s a slow subscriber may fall behind before it misses some (it then gets
 /// [`broadcast::error::RecvError::Lagged`] and should re-read [`Upstreams::server_states`]).
-pub const EVENT_CAPACITY: usize = 1024;
+pub(crate) const EVENT_CAPACITY: usize = 1024;
 
 /// The health of one server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -313,7 +313,7 @@ pub(crate) struct Lb {
     pub(crate) reprobe: Notify,
     /// Probe results recorded so far, and a wake-up for each ([`Upstreams::probe_recorded`]):
     /// a request waiting for the re-probe round a failure triggered knows when it is over.
-    probes: std::sync::atomic::AtomicU64,
+    probes: AtomicU64,
     probed: Notify,
 }
 
@@ -444,7 +444,7 @@ impl Upstreams {
                         health_check: lb.health_check.clone(),
                         wrr: Mutex::default(),
                         reprobe: Notify::new(),
-                        probes: std::sync::atomic::AtomicU64::new(0),
+                        probes: AtomicU64::new(0),
                         probed: Notify::new(),
                     }))
                 }

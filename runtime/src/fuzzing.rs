@@ -1,0 +1,41 @@
+//! Entry points for the cargo-fuzz targets in `fuzz/` (a separate workspace), so they reach the
+//! parsers and renderers without the crate's internals being public. Not an API.
+
+use crate::Runtime;
+
+/// Parses `data` as pipelined request heads the way the own HTTP/1.1 server loop does.
+pub fn request_heads(data: &[u8]) {
+    crate::http1::server::fuzz_request_heads(data);
+}
+
+/// Decodes `data` as a server's response the way the own HTTP/1.1 client does (its first byte
+/// chooses the request it answers; see the function it calls).
+pub fn response(data: &[u8]) {
+    crate::http1::client::fuzz_response(data);
+}
+
+/// Renders what a built runtime serves about itself: the metrics (when enabled) and the API's
+/// pages.
+pub fn render(runtime: &Runtime) {
+    if let Some(metrics) = runtime.metrics() {
+        let _ = metrics.render(runtime.plan(), runtime.upstreams());
+    }
+    let get = http::Method::GET;
+    for path in [
+        "/api/overview",
+        "/api/rawdata",
+        "/api/entrypoints",
+        "/api/http/routers",
+        "/api/http/services",
+        "/api/http/middlewares",
+    ] {
+        let _ = crate::admin::api::handle(
+            runtime.plan(),
+            runtime.upstreams(),
+            &get,
+            path,
+            None,
+            "2026-01-01T00:00:00Z",
+        );
+    }
+}
