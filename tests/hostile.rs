@@ -853,6 +853,32 @@ fn absolute_form_targets() {
 }
 
 #[test]
+fn malformed_percent_escapes_in_the_path_are_refused_before_routing() {
+    let (rec, p) = recorded();
+    for (case, req) in [
+        (
+            "a lone % at the end",
+            &b"GET /100% HTTP/1.1\r\nHost: app\r\n\r\n"[..],
+        ),
+        ("non-hex digits", b"GET /a%zz HTTP/1.1\r\nHost: app\r\n\r\n"),
+        (
+            "a body request (hyper's path)",
+            b"POST /a%g0 HTTP/1.1\r\nHost: app\r\nContent-Length: 2\r\n\r\nhi",
+        ),
+    ] {
+        assert_refused(case, &p, &rec, req, &[400]);
+    }
+    let case = "well-formed escapes, and a % in the query";
+    let req = b"GET /a%20b?q=100% HTTP/1.1\r\nHost: app\r\n\r\n";
+    let (resp, seen) = assert_served(case, &p, &rec, req);
+    assert_eq!(resp.text(), "seen GET /a%20b?q=100% 0", "{case}");
+    assert_eq!(
+        seen.target, "/a%20b?q=100%",
+        "{case}: forwarded as received"
+    );
+}
+
+#[test]
 fn bad_transfer_encodings_are_refused() {
     let (rec, p) = recorded();
     let chunked: &[u8] = b"5\r\nhello\r\n0\r\n\r\n";

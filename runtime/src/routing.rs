@@ -700,8 +700,9 @@ fn escape_at(s: &[u8]) -> Option<u8> {
 /// ``PathPrefix(`/foo bar`)`` matches `/foo%20bar`, `/%61dmin` is `/admin`, and `/a%2fb` is
 /// `/a%2Fb`, never `/a/b`.
 ///
-/// A malformed escape (`%` not followed by two hex digits) is kept as is; Traefik answers such
-/// requests with 400 before routing, see [`valid_percent_encoding`]. Decoded bytes that are not
+/// A malformed escape (`%` not followed by two hex digits) never gets here: such requests are
+/// answered 400 before routing, as Traefik answers them ([`valid_percent_encoding`], called by
+/// `proxy::strict`). Decoded bytes that are not
 /// UTF-8 become U+FFFD.
 pub(crate) fn routing_path(raw: &str) -> Cow<'_, str> {
     if !raw.contains('%') {
@@ -733,9 +734,8 @@ pub(crate) fn routing_path(raw: &str) -> Cow<'_, str> {
 }
 
 /// Whether every `%` in `s` starts a well-formed escape (`%` and two hex digits). Go's server,
-/// and so Traefik, answers 400 Bad Request to a request whose path is not well-formed; the HTTP
-/// layer should do the same before routing.
-#[cfg(test)]
+/// and so Traefik, answers 400 Bad Request to a request whose path is not well-formed, and so
+/// does `proxy::strict::check_request`.
 pub(crate) fn valid_percent_encoding(s: &str) -> bool {
     let bytes = s.as_bytes();
     bytes

@@ -41,12 +41,15 @@ pub(crate) enum Refusal {
     UnknownCoding,
     /// `Transfer-Encoding` in an HTTP/1.0 request (RFC 9112 §6.1: the framing is faulty).
     TransferEncodingInHttp10,
+    /// A `%` in the path that does not start `%` + two hex digits (RFC 3986 §2.1); Go's URL
+    /// parser refuses such a target, so Traefik answers 400 before routing.
+    InvalidPercentEncoding,
 }
 
 impl Refusal {
     /// Every refusal, for tests and the metric's labels.
     #[cfg(test)]
-    pub(crate) const ALL: [Refusal; 8] = [
+    pub(crate) const ALL: [Refusal; 9] = [
         Refusal::DuplicateHost,
         Refusal::MissingHost,
         Refusal::InvalidHost,
@@ -55,6 +58,7 @@ impl Refusal {
         Refusal::NotChunkedLast,
         Refusal::UnknownCoding,
         Refusal::TransferEncodingInHttp10,
+        Refusal::InvalidPercentEncoding,
     ];
 
     /// The status answered.
@@ -76,6 +80,7 @@ impl Refusal {
             Refusal::NotChunkedLast => "not_chunked_last",
             Refusal::UnknownCoding => "unknown_transfer_coding",
             Refusal::TransferEncodingInHttp10 => "transfer_encoding_in_http10",
+            Refusal::InvalidPercentEncoding => "invalid_percent_encoding",
         }
     }
 
@@ -92,6 +97,7 @@ impl Refusal {
             Refusal::TransferEncodingInHttp10 => {
                 "400 Bad Request: Transfer-Encoding in an HTTP/1.0 request\n"
             }
+            Refusal::InvalidPercentEncoding => "400 Bad Request: invalid URL escape in the path\n",
         }
     }
 
@@ -150,9 +156,14 @@ pub(crate) fn count_head_too_large() {
 /// Checks an HTTP/1.x request before routing and normalises what RFC 9110 lets a recipient
 /// repair: identical `Content-Length` values become one field, and `Upgrade: h2c` is dropped
 /// (the proxy never switches a connection to h2c for a server, the precondition of h2c
-/// smuggling; Traefik stopped forwarding it too). HTTP/2 requests carry neither `Host` rules
-/// nor transfer codings and pass untouched.
+/// smuggling; Traefik stopped forwarding it too). A path with a malformed percent-escape is
+/// refused for every version, as Go's URL parser refuses it; HTTP/2 requests carry neither
+/// `Host` rules nor transfer codings and are otherwise untouched.
 pub(crate) fn check_request<B>(req: &mut Request<B>) -> Result<Fields, Refusal> {
+    let path = req.uri().path();
+    if path.as_bytes().contains(&b'%') && !crate::routing::valid_percent_encoding(path) {
+        return Err(Refusal::InvalidPercentEncoding);
+    }
     let version = req.version();
     if version != Version::HTTP_11 && version != Version::HTTP_10 {
         return Ok(Fields::of(req.headers()));
@@ -517,6 +528,27 @@ mod tests {
                 *want,
                 "{fields:?} {version:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_malformed_percent_escape_in_the_path_is_refused_for_every_version() {
+        for version in [V11, Version::HTTP_10, Version::HTTP_2] {
+            for (target, want) in [
+                ("/a%20b", Ok(())),
+                ("/a%2Fb%2f", Ok(())),
+                ("/100%", Err(Refusal::InvalidPercentEncoding)),
+                ("/a%zz", Err(Refusal::InvalidPercentEncoding)),
+                ("/a%2", Err(Refusal::InvalidPercentEncoding)),
+                // The query is not the path: Go keeps it raw, and so does the proxy.
+                ("/a?q=100%", Ok(())),
+            ] {
+                assert_eq!(
+                    check(version, target, &[("host", "app")]),
+                    want,
+                    "{target} {version:?}"
+                );
+            }
         }
     }
 
