@@ -4,15 +4,17 @@
 //! `providers.file.filename: /etc/traefik/dynamic.yml` resolves to `DIR/dynamic.yml` and relative paths
 //! resolve against DIR. Each file goes YAML → canonical JSON → schema validation → typed model on its
 //! own; the dynamic files are then merged (Traefik's file provider sees one configuration) and the
-//! cross-file semantic checks run on the result.
+//! cross-file semantic checks run on the result. What was read is a [`Loaded`], indexed once as
+//! [`Symbols`] for the checks, the policy and the plan (`crate::loaded`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::canon::{Canonical, canonicalize};
+use crate::canon::canonicalize;
 use crate::diag::{Code, Diagnostic, Severity};
-use crate::model::dynamic::DynamicConfig;
-use crate::model::static_config::StaticConfig;
+use crate::loaded::{
+    AppliedProfile, DynamicFile, Loaded, Symbols, display_name, resolve_config_path,
+};
 use crate::schema::ConfigKind;
 use crate::source::{FileId, SourceFile, SourceMap, Span};
 use crate::{semantic, template, validate, yaml};
@@ -64,34 +66,6 @@ pub enum CheckError {
     },
 }
 
-/// One parsed dynamic configuration file.
-#[derive(Debug, Clone)]
-pub struct DynamicFile {
-    /// Its source.
-    pub file: FileId,
-    /// Canonical JSON and places.
-    pub canon: Canonical,
-    /// The valid part of it, typed.
-    pub model: DynamicConfig,
-}
-
-/// Everything that was read, for the semantic checks and (later) the plan.
-#[derive(Debug, Clone, Default)]
-pub struct Loaded {
-    /// The configuration directory.
-    pub dir: PathBuf,
-    /// The static file, if any.
-    pub static_file: Option<FileId>,
-    /// Canonical static configuration.
-    pub static_canon: Canonical,
-    /// Typed static configuration.
-    pub static_cfg: StaticConfig,
-    /// Dynamic files in Traefik's reading order (the profile's overlay last).
-    pub dynamic: Vec<DynamicFile>,
-    /// The applied profile.
-    pub profile: Option<crate::profile::Profile>,
-}
-
 /// The result of a run.
 #[derive(Debug, Default)]
 pub struct CheckReport {
@@ -101,6 +75,8 @@ pub struct CheckReport {
     pub diagnostics: Vec<Diagnostic>,
     /// What was loaded.
     pub loaded: Loaded,
+    /// The names defined in `loaded` (the checks and the plan find entities through it).
+    pub symbols: Symbols,
 }
 
 impl CheckReport {
@@ -116,33 +92,6 @@ impl CheckReport {
     pub fn file_count(&self) -> usize {
         self.sources.iter().count()
     }
-}
-
-/// Maps a path written in the configuration onto the checked directory.
-pub fn resolve_config_path(dir: &Path, written: &str) -> PathBuf {
-    for root in ["/etc/traefik/", "/etc/traefik"] {
-        if let Some(rest) = written.strip_prefix(root)
-            && (root.ends_with('/') || rest.is_empty())
-        {
-            return dir.join(rest);
-        }
-    }
-    let p = Path::new(written);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        dir.join(p)
-    }
-}
-
-/// The name shown for a path: relative to `dir` when inside it.
-pub fn display_name(dir: &Path, path: &Path) -> String {
-    path.strip_prefix(dir)
-        .ok()
-        .filter(|r| !r.as_os_str().is_empty())
-        .unwrap_or(path)
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// Runs the whole check.
@@ -169,10 +118,14 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
     let mut diags: Vec<Diagnostic> = Vec::new();
     report.loaded.dir = dir.clone();
 
-    if let Some(sel) = &opts.profile {
-        report.loaded.profile =
-            crate::profile::load(sel, &opts.vars, &mut report.sources, &mut diags)?;
-    }
+    let profile = match &opts.profile {
+        Some(sel) => crate::profile::load(sel, &opts.vars, &mut report.sources, &mut diags)?,
+        None => None,
+    };
+    report.loaded.profile = profile.as_ref().map(|p| AppliedProfile {
+        name: p.name.clone(),
+        vars: p.vars.clone(),
+    });
 
     if let Some(path) = &static_path {
         let name = display_name(&dir, path);
@@ -190,7 +143,7 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             &mut diags,
         );
         let mut canon = canonicalize(node.as_ref(), ConfigKind::Static, &mut diags);
-        if let Some(p) = &report.loaded.profile {
+        if let Some(p) = &profile {
             crate::profile::merge_static(&mut canon, &p.static_overlay);
         }
         let broken = validate::validate(ConfigKind::Static, &canon, &mut diags);
@@ -243,12 +196,13 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
         });
     }
 
-    if let Some(p) = report.loaded.profile.clone() {
+    if let Some(p) = &profile {
         report.loaded.dynamic.push(p.dynamic.clone());
-        crate::policy::apply_transforms(&mut report.loaded, &p);
+        crate::policy::apply_transforms(&mut report.loaded, p);
     }
-    semantic::check(&report.loaded, &report.sources, &mut diags);
-    if let Some(p) = &report.loaded.profile {
+    report.symbols = Symbols::build(&report.loaded);
+    semantic::check(&report.loaded, &report.symbols, &report.sources, &mut diags);
+    if let Some(p) = &profile {
         let now = opts.now_unix.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

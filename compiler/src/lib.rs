@@ -15,6 +15,7 @@ pub mod check;
 pub mod diag;
 pub mod emit;
 pub mod explain;
+pub mod loaded;
 pub mod model;
 pub mod policy;
 pub mod profile;

@@ -8,14 +8,14 @@
 use std::collections::BTreeSet;
 
 use crate::canon::escape;
-use crate::check::{Loaded, resolve_config_path};
 use crate::diag::{Code, Diagnostic};
+use crate::loaded::{EntityRef, Loaded, resolve_config_path};
 use crate::model::dynamic::RouterTls;
 use crate::profile::{Profile, Transform};
 
 /// Applies the profile's transforms to the user's dynamic files (never to the profile's own).
 pub fn apply_transforms(loaded: &mut Loaded, profile: &Profile) {
-    let defaults = default_entry_points(loaded);
+    let defaults = loaded.default_entry_points();
     for t in &profile.transforms {
         for f in loaded.dynamic.iter_mut().filter(|f| f.file != profile.file) {
             let Some(routers) = f.model.http.as_mut().and_then(|h| h.routers.as_mut()) else {
@@ -85,25 +85,6 @@ pub fn apply_transforms(loaded: &mut Loaded, profile: &Profile) {
     }
 }
 
-/// Entry points a router without `entryPoints` lands on (Traefik: asDefault ones, else all TCP
-/// entry points but `traefik`). The one definition used by the checks, the policy and resolution.
-pub fn default_entry_points(loaded: &Loaded) -> Vec<String> {
-    let eps = loaded.static_cfg.entry_points.iter().flatten();
-    let as_default: Vec<String> = eps
-        .clone()
-        .filter(|(_, e)| e.as_default == Some(true))
-        .map(|(n, _)| n.clone())
-        .collect();
-    if !as_default.is_empty() {
-        return as_default;
-    }
-    eps.filter(|(n, e)| {
-        n.as_str() != "traefik" && !e.address.as_deref().unwrap_or("").ends_with("/udp")
-    })
-    .map(|(n, _)| n.clone())
-    .collect()
-}
-
 fn tls_rank(v: &str) -> u8 {
     match v {
         "VersionTLS10" | "1.0" => 10,
@@ -147,7 +128,7 @@ pub fn check(loaded: &Loaded, profile: &Profile, now_unix: i64, diags: &mut Vec<
         .filter(|(_, e)| e.http.as_ref().and_then(|h| h.tls.as_ref()).is_some())
         .map(|(n, _)| n.clone())
         .collect();
-    let defaults = default_entry_points(loaded);
+    let defaults = loaded.default_entry_points();
     let mut dashboard_routers = 0;
     for f in &loaded.dynamic {
         let Some(routers) = f.model.http.as_ref().and_then(|h| h.routers.as_ref()) else {
@@ -263,10 +244,8 @@ pub fn check(loaded: &Loaded, profile: &Profile, now_unix: i64, diags: &mut Vec<
 
 /// True when the (flattened) middleware list contains a basicAuth middleware.
 fn has_basic_auth(loaded: &Loaded, names: &[String]) -> bool {
-    let mut stack: Vec<String> = names
-        .iter()
-        .map(|n| n.trim_end_matches("@file").to_owned())
-        .collect();
+    let file_name = |n: &String| EntityRef::parse(n).file_name().unwrap_or(n).to_owned();
+    let mut stack: Vec<String> = names.iter().map(file_name).collect();
     let mut seen = BTreeSet::new();
     while let Some(n) = stack.pop() {
         if !seen.insert(n.clone()) {
@@ -284,12 +263,7 @@ fn has_basic_auth(loaded: &Loaded, names: &[String]) -> bool {
                     return true;
                 }
                 if let Some(c) = &m.chain {
-                    stack.extend(
-                        c.middlewares
-                            .iter()
-                            .flatten()
-                            .map(|x| x.trim_end_matches("@file").to_owned()),
-                    );
+                    stack.extend(c.middlewares.iter().flatten().map(file_name));
                 }
             }
         }

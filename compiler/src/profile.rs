@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::canon::{Canonical, Place, canonicalize, raw_json};
-use crate::check::DynamicFile;
 use crate::diag::{Code, Diagnostic};
+use crate::loaded::DynamicFile;
 use crate::schema::ConfigKind;
 use crate::source::{FileId, SourceFile, SourceMap, Span};
 use crate::yaml::{Node, NodeKind};

@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use bridge_plan as plan;
 
 use crate::canon::escape;
-use crate::check::{CheckReport, Loaded};
+use crate::check::CheckReport;
 use crate::diag::{Code, Diagnostic};
+use crate::loaded::{EntityRef, Loaded, Symbols};
 use crate::model::Duration;
 use crate::model::dynamic as dy;
 use crate::rule::{RuleSyntax, default_priority, parse_rule};
@@ -30,8 +31,15 @@ fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
     })
 }
 
+/// The plan's name for a written reference: a file-provider name without `@file`, any other
+/// (`api@internal`, `default@internal`) as written.
+fn plan_name(written: &str) -> &str {
+    EntityRef::parse(written).file_name().unwrap_or(written)
+}
+
 struct Resolver<'a> {
     loaded: &'a Loaded,
+    symbols: &'a Symbols,
     sources: &'a SourceMap,
     diags: Vec<Diagnostic>,
 }
@@ -68,23 +76,6 @@ impl Resolver<'_> {
         );
     }
 
-    /// Finds a named dynamic entity: (file index, value).
-    fn find<'m, T>(
-        &'m self,
-        name: &str,
-        get: impl Fn(&'m dy::HttpConfig) -> Option<&'m BTreeMap<String, T>>,
-    ) -> Option<(usize, &'m T)> {
-        let name = name.strip_suffix("@file").unwrap_or(name);
-        self.loaded.dynamic.iter().enumerate().find_map(|(i, f)| {
-            f.model
-                .http
-                .as_ref()
-                .and_then(&get)
-                .and_then(|m| m.get(name))
-                .map(|v| (i, v))
-        })
-    }
-
     fn key_span(&self, file: usize, pointer: &str) -> Option<Span> {
         self.loaded
             .dynamic
@@ -97,6 +88,7 @@ impl Resolver<'_> {
 pub fn build_plan(report: &CheckReport, profile_name: &str) -> Result<plan::Plan, Vec<Diagnostic>> {
     let mut r = Resolver {
         loaded: &report.loaded,
+        symbols: &report.symbols,
         sources: &report.sources,
         diags: Vec::new(),
     };
@@ -298,10 +290,10 @@ impl Resolver<'_> {
             .filter(|n| n != plan::DEFAULT_SERVERS_TRANSPORT)
             .collect();
         for name in used {
-            let Some((fi, t)) = self.find(&name, |h| h.servers_transports.as_ref()) else {
+            let Some(found) = self.symbols.get::<dy::ServersTransport>(self.loaded, &name) else {
                 continue; // undefined: already reported by `check`.
             };
-            let t = t.clone();
+            let (fi, t) = (found.file, found.value.clone());
             let base = format!("/http/serversTransports/{}", escape(&name));
             let unsupported: Vec<&str> = [
                 ("certificates", t.certificates.is_some()),
@@ -530,45 +522,33 @@ impl Resolver<'_> {
         BTreeMap<String, Vec<String>>,
     ) {
         let mut out = BTreeMap::new();
-        let mut all: Vec<(usize, String, &dy::Middleware)> = Vec::new();
-        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
-            for (name, m) in f
-                .model
-                .http
-                .iter()
-                .flat_map(|h| h.middlewares.iter().flatten())
-            {
-                if !all.iter().any(|(_, n, _)| n == name) {
-                    all.push((fi, name.clone(), m));
-                }
-            }
-        }
-        for (fi, name, m) in &all {
-            let base = format!("/http/middlewares/{}", escape(name));
-            let source = self.provenance(self.key_span(*fi, &base));
-            let kind = match self.middleware_kind(*fi, &base, m) {
+        let all = self.symbols.in_reading_order::<dy::Middleware>(self.loaded);
+        for m in &all {
+            let base = m.pointer;
+            let source = self.provenance(self.key_span(m.file, base));
+            let kind = match self.middleware_kind(m.file, base, m.value) {
                 Some(k) => k,
                 None => continue,
             };
-            out.insert(name.clone(), plan::Middleware { source, kind });
+            out.insert(m.name.to_owned(), plan::Middleware { source, kind });
         }
         // Flatten chains (cycles were rejected by `check`).
         let mut index = BTreeMap::new();
-        for (_, name, _) in &all {
+        for m in &all {
             let mut flat = Vec::new();
-            self.flatten(name, &mut flat, 0);
-            index.insert(name.clone(), flat);
+            self.flatten(m.name, &mut flat, 0);
+            index.insert(m.name.to_owned(), flat);
         }
         (out, index)
     }
 
     fn flatten(&self, name: &str, out: &mut Vec<String>, depth: usize) {
-        let bare = name.strip_suffix("@file").unwrap_or(name);
+        let bare = plan_name(name);
         if depth > 64 {
             return;
         }
-        match self.find(bare, |h| h.middlewares.as_ref()) {
-            Some((_, m)) => match &m.chain {
+        match self.symbols.get::<dy::Middleware>(self.loaded, bare) {
+            Some(m) => match &m.value.chain {
                 Some(c) => {
                     for child in c.middlewares.iter().flatten() {
                         self.flatten(child, out, depth + 1);
@@ -747,94 +727,77 @@ impl Resolver<'_> {
 
     fn services(&mut self) -> BTreeMap<String, plan::Service> {
         let mut out = BTreeMap::new();
-        let mut seen = BTreeSet::new();
-        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
-            for (name, s) in f
-                .model
-                .http
-                .iter()
-                .flat_map(|h| h.services.iter().flatten())
-            {
-                if !seen.insert(name.clone()) {
-                    continue;
-                }
-                let base = format!("/http/services/{}", escape(name));
-                let source = self.provenance(self.key_span(fi, &base));
-                if s.middlewares.as_ref().is_some_and(|m| !m.is_empty()) {
-                    let p = format!("{base}/middlewares");
-                    let span = self.key_span(fi, &p);
-                    self.error(span, p, format!("service `{name}`: service-level middlewares are valid Traefik, but not supported by bridgectl plans yet"));
-                }
-                let strip = |n: &Option<String>| {
-                    n.clone()
-                        .unwrap_or_default()
-                        .trim_end_matches("@file")
-                        .to_owned()
-                };
-                let kind = if let Some(lb) = &s.load_balancer {
-                    plan::ServiceKind::LoadBalancer(plan::LoadBalancer {
-                        servers: lb
-                            .servers
-                            .iter()
-                            .flatten()
-                            .filter(|sv| sv.weight.unwrap_or(1) > 0)
-                            .map(|sv| plan::Server {
-                                url: sv.url.clone().unwrap_or_default(),
-                                weight: u32::try_from(sv.weight.unwrap_or(1)).unwrap_or(1),
-                            })
-                            .collect(),
-                        pass_host_header: lb.pass_host_header.unwrap_or(true),
-                        health_check: lb
-                            .health_check
-                            .as_ref()
-                            .map(|hc| health_check(hc, &self.bridge_settings(name))),
-                        servers_transport: lb.servers_transport.as_deref().map(|t| {
-                            match t.strip_suffix("@file") {
-                                Some(n) => n.to_owned(),
-                                None => t.to_owned(),
-                            }
-                        }),
-                    })
-                } else if let Some(w) = &s.weighted {
-                    plan::ServiceKind::Weighted(plan::Weighted {
-                        services: w
-                            .services
-                            .iter()
-                            .flatten()
-                            .map(|ws| plan::WeightedRef {
-                                service: strip(&ws.name),
-                                weight: u32::try_from(ws.weight.unwrap_or(1).max(0)).unwrap_or(1),
-                            })
-                            .collect(),
-                        health_check: w.health_check.is_some(),
-                    })
-                } else if let Some(fo) = &s.failover {
-                    plan::ServiceKind::Failover(plan::Failover {
-                        service: strip(&fo.service),
-                        fallback: strip(&fo.fallback),
-                        health_check: fo.health_check.is_some(),
-                    })
-                } else if let Some(m) = &s.mirroring {
-                    plan::ServiceKind::Mirroring(plan::Mirroring {
-                        service: strip(&m.service),
-                        mirrors: m
-                            .mirrors
-                            .iter()
-                            .flatten()
-                            .map(|x| plan::Mirror {
-                                service: strip(&x.name),
-                                percent: u8::try_from(x.percent.unwrap_or(0).clamp(0, 100))
-                                    .unwrap_or(0),
-                            })
-                            .collect(),
-                        mirror_body: m.mirror_body.unwrap_or(true),
-                        max_body_size: m.max_body_size.and_then(|b| u64::try_from(b).ok()),
-                    })
-                } else {
-                    continue; // highestRandomWeight or none: already reported by `check`.
-                };
-                out.insert(name.clone(), plan::Service { source, kind });
+        for found in self.symbols.in_reading_order::<dy::Service>(self.loaded) {
+            let (fi, name, s) = (found.file, found.name, found.value);
+            let base = found.pointer;
+            let source = self.provenance(self.key_span(fi, base));
+            if s.middlewares.as_ref().is_some_and(|m| !m.is_empty()) {
+                let p = format!("{base}/middlewares");
+                let span = self.key_span(fi, &p);
+                self.error(span, p, format!("service `{name}`: service-level middlewares are valid Traefik, but not supported by bridgectl plans yet"));
             }
+            let strip = |n: &Option<String>| plan_name(n.as_deref().unwrap_or_default()).to_owned();
+            let kind = if let Some(lb) = &s.load_balancer {
+                plan::ServiceKind::LoadBalancer(plan::LoadBalancer {
+                    servers: lb
+                        .servers
+                        .iter()
+                        .flatten()
+                        .filter(|sv| sv.weight.unwrap_or(1) > 0)
+                        .map(|sv| plan::Server {
+                            url: sv.url.clone().unwrap_or_default(),
+                            weight: u32::try_from(sv.weight.unwrap_or(1)).unwrap_or(1),
+                        })
+                        .collect(),
+                    pass_host_header: lb.pass_host_header.unwrap_or(true),
+                    health_check: lb
+                        .health_check
+                        .as_ref()
+                        .map(|hc| health_check(hc, &self.bridge_settings(name))),
+                    servers_transport: lb
+                        .servers_transport
+                        .as_deref()
+                        .map(|t| plan_name(t).to_owned()),
+                })
+            } else if let Some(w) = &s.weighted {
+                plan::ServiceKind::Weighted(plan::Weighted {
+                    services: w
+                        .services
+                        .iter()
+                        .flatten()
+                        .map(|ws| plan::WeightedRef {
+                            service: strip(&ws.name),
+                            weight: u32::try_from(ws.weight.unwrap_or(1).max(0)).unwrap_or(1),
+                        })
+                        .collect(),
+                    health_check: w.health_check.is_some(),
+                })
+            } else if let Some(fo) = &s.failover {
+                plan::ServiceKind::Failover(plan::Failover {
+                    service: strip(&fo.service),
+                    fallback: strip(&fo.fallback),
+                    health_check: fo.health_check.is_some(),
+                })
+            } else if let Some(m) = &s.mirroring {
+                plan::ServiceKind::Mirroring(plan::Mirroring {
+                    service: strip(&m.service),
+                    mirrors: m
+                        .mirrors
+                        .iter()
+                        .flatten()
+                        .map(|x| plan::Mirror {
+                            service: strip(&x.name),
+                            percent: u8::try_from(x.percent.unwrap_or(0).clamp(0, 100))
+                                .unwrap_or(0),
+                        })
+                        .collect(),
+                    mirror_body: m.mirror_body.unwrap_or(true),
+                    max_body_size: m.max_body_size.and_then(|b| u64::try_from(b).ok()),
+                })
+            } else {
+                continue; // highestRandomWeight or none: already reported by `check`.
+            };
+            out.insert(name.to_owned(), plan::Service { source, kind });
         }
         out
     }
@@ -855,7 +818,7 @@ impl Resolver<'_> {
             Some("v2") => RuleSyntax::V2,
             _ => RuleSyntax::V3,
         };
-        let defaults = crate::policy::default_entry_points(self.loaded);
+        let defaults = self.loaded.default_entry_points();
         let ep_mws: BTreeMap<String, Vec<String>> = st
             .entry_points
             .iter()
@@ -871,103 +834,88 @@ impl Resolver<'_> {
             })
             .collect();
         let mut out = BTreeMap::new();
-        let mut seen = BTreeSet::new();
-        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
-            for (name, r) in f.model.http.iter().flat_map(|h| h.routers.iter().flatten()) {
-                if !seen.insert(name.clone()) {
-                    continue;
-                }
-                let base = format!("/http/routers/{}", escape(name));
-                let source = self.provenance(self.key_span(fi, &base));
-                let syntax = RuleSyntax::from_router(r.rule_syntax.as_deref(), default_syntax);
-                let Ok(matcher) = parse_rule(&r.rule, syntax) else {
-                    continue;
-                };
-                let priority = r
-                    .priority
-                    .filter(|p| *p != 0)
-                    .unwrap_or_else(|| default_priority(&r.rule));
-                let eps: Vec<String> = r
-                    .entry_points
-                    .clone()
-                    .unwrap_or_else(|| defaults.clone())
-                    .into_iter()
-                    .filter(|e| entrypoints.contains_key(e))
-                    .collect();
-                if eps.is_empty() {
-                    continue;
-                }
-                // Entry points with different entry-point middlewares split the router, as Traefik does.
-                let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
-                for ep in &eps {
-                    groups
-                        .entry(ep_mws.get(ep).cloned().unwrap_or_default())
-                        .or_default()
-                        .push(ep.clone());
-                }
-                let split = groups.len() > 1;
-                for (epm, group) in groups {
-                    let mut mws = Vec::new();
-                    for m in epm.iter().chain(r.middlewares.iter().flatten()) {
-                        let bare = m.strip_suffix("@file").unwrap_or(m);
-                        match mw_index.get(bare) {
-                            Some(flat) => mws.extend(flat.iter().cloned()),
-                            None => {
-                                let p = format!("{base}/middlewares");
-                                let span = self.key_span(fi, &p);
-                                self.error(
-                                    span,
-                                    p,
-                                    format!(
-                                        "router `{name}`: middleware `{m}` cannot be part of a plan"
-                                    ),
-                                );
-                            }
+        for found in self.symbols.in_reading_order::<dy::Router>(self.loaded) {
+            let (fi, name, r) = (found.file, found.name, found.value);
+            let base = found.pointer;
+            let source = self.provenance(self.key_span(fi, base));
+            let syntax = RuleSyntax::from_router(r.rule_syntax.as_deref(), default_syntax);
+            let Ok(matcher) = parse_rule(&r.rule, syntax) else {
+                continue;
+            };
+            let priority = r
+                .priority
+                .filter(|p| *p != 0)
+                .unwrap_or_else(|| default_priority(&r.rule));
+            let eps: Vec<String> = r
+                .entry_points
+                .clone()
+                .unwrap_or_else(|| defaults.clone())
+                .into_iter()
+                .filter(|e| entrypoints.contains_key(e))
+                .collect();
+            if eps.is_empty() {
+                continue;
+            }
+            // Entry points with different entry-point middlewares split the router, as Traefik does.
+            let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+            for ep in &eps {
+                groups
+                    .entry(ep_mws.get(ep).cloned().unwrap_or_default())
+                    .or_default()
+                    .push(ep.clone());
+            }
+            let split = groups.len() > 1;
+            for (epm, group) in groups {
+                let mut mws = Vec::new();
+                for m in epm.iter().chain(r.middlewares.iter().flatten()) {
+                    match mw_index.get(plan_name(m)) {
+                        Some(flat) => mws.extend(flat.iter().cloned()),
+                        None => {
+                            let p = format!("{base}/middlewares");
+                            let span = self.key_span(fi, &p);
+                            self.error(
+                                span,
+                                p,
+                                format!(
+                                    "router `{name}`: middleware `{m}` cannot be part of a plan"
+                                ),
+                            );
                         }
                     }
-                    let ep_tls = group
-                        .iter()
-                        .find_map(|e| entrypoints.get(e).and_then(|ep| ep.tls.clone()));
-                    let tls = match (&r.tls, ep_tls) {
-                        (Some(t), _) => Some(plan::RouterTls {
-                            options: t
-                                .options
-                                .clone()
-                                .unwrap_or_else(|| "default".into())
-                                .trim_end_matches("@file")
-                                .to_owned(),
-                        }),
-                        (None, Some(t)) => Some(plan::RouterTls { options: t.options }),
-                        (None, None) => None,
-                    };
-                    let key = if split {
-                        format!("{}-{name}", group.join("-"))
-                    } else {
-                        name.clone()
-                    };
-                    let service = if r.service.ends_with("@internal") {
-                        r.service.clone()
-                    } else {
-                        r.service.trim_end_matches("@file").to_owned()
-                    };
-                    out.insert(
-                        key,
-                        plan::Router {
-                            entrypoints: group,
-                            rule: r.rule.clone(),
-                            rule_syntax: match syntax {
-                                RuleSyntax::V2 => plan::RuleSyntax::V2,
-                                RuleSyntax::V3 => plan::RuleSyntax::V3,
-                            },
-                            matcher: matcher.clone(),
-                            priority,
-                            middlewares: mws,
-                            service,
-                            tls,
-                            source: source.clone(),
-                        },
-                    );
                 }
+                let ep_tls = group
+                    .iter()
+                    .find_map(|e| entrypoints.get(e).and_then(|ep| ep.tls.clone()));
+                let tls = match (&r.tls, ep_tls) {
+                    (Some(t), _) => Some(plan::RouterTls {
+                        options: plan_name(t.options.as_deref().unwrap_or("default")).to_owned(),
+                    }),
+                    (None, Some(t)) => Some(plan::RouterTls { options: t.options }),
+                    (None, None) => None,
+                };
+                let key = if split {
+                    format!("{}-{name}", group.join("-"))
+                } else {
+                    name.to_owned()
+                };
+                let service = plan_name(&r.service).to_owned();
+                out.insert(
+                    key,
+                    plan::Router {
+                        entrypoints: group,
+                        rule: r.rule.clone(),
+                        rule_syntax: match syntax {
+                            RuleSyntax::V2 => plan::RuleSyntax::V2,
+                            RuleSyntax::V3 => plan::RuleSyntax::V3,
+                        },
+                        matcher: matcher.clone(),
+                        priority,
+                        middlewares: mws,
+                        service,
+                        tls,
+                        source: source.clone(),
+                    },
+                );
             }
         }
         out

@@ -10,8 +10,10 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use crate::canon::escape;
-use crate::check::{Loaded, resolve_config_path};
 use crate::diag::{Code, Diagnostic, did_you_mean};
+use crate::loaded::{
+    EntityRef, Found, Loaded, Section, Symbols, display_name, resolve_config_path,
+};
 use crate::model::dynamic::{Middleware, Router, Service};
 use crate::rule::{RuleSyntax, parse_rule};
 use crate::source::{SourceMap, Span};
@@ -28,41 +30,23 @@ pub const INTERNAL_SERVICES: &[&str] = &["api", "dashboard", "ping", "prometheus
 /// Internal middlewares Traefik defines.
 pub const INTERNAL_MIDDLEWARES: &[&str] = &["dashboard_redirect", "dashboard_stripprefix"];
 
-/// Where a named entity is defined: file index into `Loaded::dynamic` and its pointer.
-#[derive(Debug, Clone)]
-struct Def<'a, T> {
-    file: usize,
-    pointer: String,
-    value: &'a T,
-}
-
 struct Ctx<'a> {
     loaded: &'a Loaded,
+    /// The names defined in `loaded`.
+    symbols: &'a Symbols,
     sources: &'a SourceMap,
     diags: &'a mut Vec<Diagnostic>,
-    routers: BTreeMap<String, Def<'a, Router>>,
-    services: BTreeMap<String, Def<'a, Service>>,
-    middlewares: BTreeMap<String, Def<'a, Middleware>>,
-    transports: BTreeSet<String>,
-    tls_options: BTreeSet<String>,
-    /// Names that exist but were invalid (already reported): references to them are not dangling.
-    broken: BTreeSet<String>,
 }
 
-/// Runs every semantic check.
-pub fn check(loaded: &Loaded, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+/// Runs every semantic check; `symbols` is the index of `loaded` ([`Symbols::build`]).
+pub fn check(loaded: &Loaded, symbols: &Symbols, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
     let mut ctx = Ctx {
         loaded,
+        symbols,
         sources,
         diags,
-        routers: BTreeMap::new(),
-        services: BTreeMap::new(),
-        middlewares: BTreeMap::new(),
-        transports: BTreeSet::new(),
-        tls_options: BTreeSet::new(),
-        broken: BTreeSet::new(),
     };
-    ctx.index();
+    ctx.duplicates();
     ctx.check_static();
     ctx.check_routers();
     ctx.check_services();
@@ -135,53 +119,26 @@ impl<'a> Ctx<'a> {
             .unwrap_or_default()
     }
 
-    /// Builds the global name tables; a name defined in two files is an error (Traefik keeps the first).
-    fn index(&mut self) {
-        let loaded = self.loaded;
-        for (fi, f) in loaded.dynamic.iter().enumerate() {
-            // Names present in the canonical value but missing from the model failed validation.
-            for (section, _) in [("routers", 0), ("services", 1), ("middlewares", 2)] {
-                if let Some(serde_json::Value::Object(m)) =
-                    f.canon.value.pointer(&format!("/http/{section}"))
-                {
-                    for name in m.keys() {
-                        self.broken.insert(format!("{section}/{name}"));
-                    }
-                }
-            }
-            let Some(http) = &f.model.http else { continue };
-            macro_rules! add {
-                ($table:ident, $section:literal, $src:expr) => {
-                    for (name, value) in $src.into_iter().flatten() {
-                        self.broken.remove(&format!("{}/{}", $section, name));
-                        let pointer = format!("/http/{}/{}", $section, escape(name));
-                        if let Some(first) = self.$table.get(name) {
-                            let first_at = self.position(self.key_span(first.file, &first.pointer));
-                            let span = self.key_span(fi, &pointer);
-                            self.err(
-                                Code::DuplicateName,
-                                format!("{} `{name}` is already defined in {}", &$section[..$section.len() - 1], self.file_name(first.file)),
-                                span,
-                                pointer,
-                            )
-                            .hint = Some(format!("Traefik keeps the first definition ({first_at}) and drops this one; rename or remove one of them"));
-                            continue;
-                        }
-                        self.$table.insert(name.clone(), Def { file: fi, pointer, value });
-                    }
-                };
-            }
-            add!(routers, "routers", http.routers.as_ref());
-            add!(services, "services", http.services.as_ref());
-            add!(middlewares, "middlewares", http.middlewares.as_ref());
-            for name in http.servers_transports.iter().flatten().map(|(n, _)| n) {
-                self.transports.insert(name.clone());
-            }
-        }
-        for f in &loaded.dynamic {
-            if let Some(opts) = f.model.tls.as_ref().and_then(|t| t.options.as_ref()) {
-                self.tls_options.extend(opts.keys().cloned());
-            }
+    /// A name defined twice is an error (Traefik keeps the first definition).
+    fn duplicates(&mut self) {
+        let symbols = self.symbols;
+        for d in &symbols.duplicates {
+            let first_at = self.position(self.key_span(d.first.file, &d.first.pointer));
+            let span = self.key_span(d.at.file, &d.at.pointer);
+            self.err(
+                Code::DuplicateName,
+                format!(
+                    "{} `{}` is already defined in {}",
+                    d.section.noun(),
+                    d.name,
+                    self.file_name(d.first.file)
+                ),
+                span,
+                d.at.pointer.clone(),
+            )
+            .hint = Some(format!(
+                "Traefik keeps the first definition ({first_at}) and drops this one; rename or remove one of them"
+            ));
         }
     }
 
@@ -316,7 +273,12 @@ impl<'a> Ctx<'a> {
                     self.tls_option_ref(&opts, None, &format!("{base}/http/tls/options"));
                 }
                 for (i, m) in http.middlewares.iter().flatten().enumerate() {
-                    self.middleware_ref(m, None, &format!("{base}/http/middlewares/{i}"));
+                    self.entity_ref(
+                        Section::Middlewares,
+                        m,
+                        None,
+                        &format!("{base}/http/middlewares/{i}"),
+                    );
                 }
             }
             if let Some(fh) = &ep.forwarded_headers {
@@ -543,15 +505,11 @@ impl<'a> Ctx<'a> {
     fn check_routers(&mut self) {
         let eps = self.entry_points();
         let have_static = self.loaded.static_file.is_some();
-        let routers: Vec<(String, Def<'a, Router>)> = self
-            .routers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let routers: Vec<Found<'a, Router>> = self.symbols.iter(self.loaded).collect();
         let default_syntax = self.default_syntax();
-        for (name, def) in routers {
-            let r = def.value;
-            let base = def.pointer.clone();
+        for def in routers {
+            let (name, r) = (def.name, def.value);
+            let base = def.pointer.to_owned();
             let fi = def.file;
             // Rule.
             let syntax = RuleSyntax::from_router(r.rule_syntax.as_deref(), default_syntax);
@@ -585,9 +543,19 @@ impl<'a> Ctx<'a> {
                     .hint = Some("Traefik disables such a router; higher values are reserved for internal routers".into());
             }
             // Service.
-            self.service_ref(&r.service, Some(fi), &format!("{base}/service"));
+            self.entity_ref(
+                Section::Services,
+                &r.service,
+                Some(fi),
+                &format!("{base}/service"),
+            );
             for (i, m) in r.middlewares.iter().flatten().enumerate() {
-                self.middleware_ref(m, Some(fi), &format!("{base}/middlewares/{i}"));
+                self.entity_ref(
+                    Section::Middlewares,
+                    m,
+                    Some(fi),
+                    &format!("{base}/middlewares/{i}"),
+                );
             }
             // Entry points.
             if have_static {
@@ -643,7 +611,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn default_entry_points(&self) -> Vec<String> {
-        crate::policy::default_entry_points(self.loaded)
+        self.loaded.default_entry_points()
     }
 
     /// Maps a byte range inside a rule string to the source, accounting for the opening quote.
@@ -666,14 +634,6 @@ impl<'a> Ctx<'a> {
 
     // ---- references -----------------------------------------------------------------------------
 
-    /// Splits `name@provider`; names without a provider belong to the file provider.
-    fn split_ref(name: &str) -> (&str, Option<&str>) {
-        match name.rsplit_once('@') {
-            Some((n, p)) => (n, Some(p)),
-            None => (name, None),
-        }
-    }
-
     fn ref_span(&self, file: Option<usize>, pointer: &str) -> Option<Span> {
         match file {
             Some(fi) => self.span(fi, pointer),
@@ -681,15 +641,21 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn service_ref(&mut self, name: &str, file: Option<usize>, pointer: &str) {
-        let (n, provider) = Self::split_ref(name);
+    /// A reference to a service or middleware: `@internal` ones must be Traefik's, file ones
+    /// defined (or broken, already reported), other providers are not supported.
+    fn entity_ref(&mut self, section: Section, name: &str, file: Option<usize>, pointer: &str) {
+        let r = EntityRef::parse(name);
+        let noun = section.noun();
         let span = self.ref_span(file, pointer);
-        match provider {
+        let internal = match section {
+            Section::Services => INTERNAL_SERVICES,
+            _ => INTERNAL_MIDDLEWARES,
+        };
+        match r.provider {
             Some("internal") => {
-                if !INTERNAL_SERVICES.contains(&n) {
-                    self.err(
-                        Code::UndefinedReference,
-                        format!(
+                if !internal.contains(&r.name) {
+                    let message = match section {
+                        Section::Services => format!(
                             "service `{name}` does not exist; internal services are {}",
                             INTERNAL_SERVICES
                                 .iter()
@@ -697,19 +663,19 @@ impl<'a> Ctx<'a> {
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         ),
-                        span,
-                        pointer.into(),
-                    );
+                        _ => format!("{noun} `{name}` does not exist"),
+                    };
+                    self.err(Code::UndefinedReference, message, span, pointer.into());
                 }
             }
             Some("file") | None => {
-                if !self.services.contains_key(n) && !self.broken.contains(&format!("services/{n}"))
-                {
-                    let hint = did_you_mean(n, self.services.keys().map(String::as_str))
+                let table = self.symbols.table(section);
+                if !table.contains_key(r.name) && !self.symbols.is_broken(section, r.name) {
+                    let hint = did_you_mean(r.name, table.keys().map(String::as_str))
                         .map(|s| format!("did you mean `{s}`?"));
                     self.err(
                         Code::UndefinedReference,
-                        format!("service `{name}` is not defined"),
+                        format!("{noun} `{name}` is not defined"),
                         span,
                         pointer.into(),
                     )
@@ -717,53 +683,22 @@ impl<'a> Ctx<'a> {
                 }
             }
             Some(p) => {
-                self.err(Code::Unsupported, format!("service `{name}` comes from provider `{p}`, which is valid Traefik, but not supported by bridgectl (only `file` and `internal`)"), span, pointer.into());
-            }
-        }
-    }
-
-    fn middleware_ref(&mut self, name: &str, file: Option<usize>, pointer: &str) {
-        let (n, provider) = Self::split_ref(name);
-        let span = self.ref_span(file, pointer);
-        match provider {
-            Some("internal") => {
-                if !INTERNAL_MIDDLEWARES.contains(&n) {
-                    self.err(
-                        Code::UndefinedReference,
-                        format!("middleware `{name}` does not exist"),
-                        span,
-                        pointer.into(),
-                    );
-                }
-            }
-            Some("file") | None => {
-                if !self.middlewares.contains_key(n)
-                    && !self.broken.contains(&format!("middlewares/{n}"))
-                {
-                    let hint = did_you_mean(n, self.middlewares.keys().map(String::as_str))
-                        .map(|s| format!("did you mean `{s}`?"));
-                    self.err(
-                        Code::UndefinedReference,
-                        format!("middleware `{name}` is not defined"),
-                        span,
-                        pointer.into(),
-                    )
-                    .hint = hint;
-                }
-            }
-            Some(p) => {
-                self.err(Code::Unsupported, format!("middleware `{name}` comes from provider `{p}`, which is valid Traefik, but not supported by bridgectl"), span, pointer.into());
+                let only = match section {
+                    Section::Services => " (only `file` and `internal`)",
+                    _ => "",
+                };
+                self.err(Code::Unsupported, format!("{noun} `{name}` comes from provider `{p}`, which is valid Traefik, but not supported by bridgectl{only}"), span, pointer.into());
             }
         }
     }
 
     fn tls_option_ref(&mut self, name: &str, file: Option<usize>, pointer: &str) {
-        let (n, _) = Self::split_ref(name);
-        if n == "default" || self.tls_options.contains(n) {
+        let n = EntityRef::parse(name).name;
+        if n == "default" || self.symbols.tls_options.contains(n) {
             return;
         }
         let span = self.ref_span(file, pointer);
-        let hint = did_you_mean(n, self.tls_options.iter().map(String::as_str))
+        let hint = did_you_mean(n, self.symbols.tls_options.iter().map(String::as_str))
             .map(|s| format!("did you mean `{s}`?"));
         self.err(
             Code::UndefinedReference,
@@ -777,15 +712,11 @@ impl<'a> Ctx<'a> {
     // ---- services -------------------------------------------------------------------------------
 
     fn check_services(&mut self) {
-        let services: Vec<(String, Def<'a, Service>)> = self
-            .services
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let services: Vec<Found<'a, Service>> = self.symbols.iter(self.loaded).collect();
         let mut graph: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-        for (name, def) in &services {
-            let s = def.value;
-            let base = def.pointer.clone();
+        for def in &services {
+            let (name, s) = (def.name, def.value);
+            let base = def.pointer.to_owned();
             let fi = def.file;
             let kinds = [
                 s.load_balancer.is_some(),
@@ -805,7 +736,12 @@ impl<'a> Ctx<'a> {
                 .hint = Some("add one of loadBalancer, weighted, mirroring or failover".into());
             }
             for (i, m) in s.middlewares.iter().flatten().enumerate() {
-                self.middleware_ref(m, Some(fi), &format!("{base}/middlewares/{i}"));
+                self.entity_ref(
+                    Section::Middlewares,
+                    m,
+                    Some(fi),
+                    &format!("{base}/middlewares/{i}"),
+                );
             }
             let mut children: Vec<(String, String)> = Vec::new();
             if let Some(lb) = &s.load_balancer {
@@ -871,9 +807,9 @@ impl<'a> Ctx<'a> {
                     self.check_health_check(name, fi, &format!("{lbp}/healthCheck"), hc);
                 }
                 if let Some(t) = &lb.servers_transport {
-                    let (n, provider) = Self::split_ref(t);
-                    let builtin = provider == Some("internal") && n == "default";
-                    if !builtin && !self.transports.contains(n) {
+                    let r = EntityRef::parse(t);
+                    let builtin = r.provider == Some("internal") && r.name == "default";
+                    if !builtin && !self.symbols.transports.contains_key(r.name) {
                         let p = format!("{lbp}/serversTransport");
                         let span = self.span(fi, &p);
                         self.err(
@@ -970,9 +906,9 @@ impl<'a> Ctx<'a> {
                 }
             }
             for (child, p) in &children {
-                self.service_ref(child, Some(fi), p);
+                self.entity_ref(Section::Services, child, Some(fi), p);
             }
-            graph.insert(name.clone(), children);
+            graph.insert(name.to_owned(), children);
         }
         // Cycles: a service may not reach itself through weighted/mirroring/failover children.
         let mut reported = BTreeSet::new();
@@ -981,7 +917,7 @@ impl<'a> Ctx<'a> {
                 && reported.insert(canonical_cycle(&cycle))
             {
                 let (first, p) = (&cycle[0], cycle_pointer(&graph, &cycle));
-                let Some(def) = self.services.get(first) else {
+                let Some(def) = self.symbols.services.get(first) else {
                     continue;
                 };
                 let span = self.span(def.file, &p);
@@ -1001,11 +937,8 @@ impl<'a> Ctx<'a> {
     /// Whether a service (by reference) reports health: a health-checked load balancer, or a parent
     /// with `healthCheck: {}`. `None` when unknown (internal or undefined).
     fn is_health_checked(&self, name: &str) -> Option<bool> {
-        let (n, provider) = Self::split_ref(name);
-        if provider.is_some_and(|p| p != "file") {
-            return None;
-        }
-        let s = self.services.get(n)?.value;
+        let n = EntityRef::parse(name).file_name()?;
+        let s = self.symbols.get::<Service>(self.loaded, n)?.value;
         Some(
             s.load_balancer
                 .as_ref()
@@ -1165,11 +1098,16 @@ impl<'a> Ctx<'a> {
                 } else {
                     named.insert(name.clone(), fi);
                 }
-                match self.services.get(name.as_str()).map(|d| d.value) {
-                    None if self.broken.contains(name.as_str()) => {}
+                match self
+                    .symbols
+                    .get::<Service>(self.loaded, name)
+                    .map(|d| d.value)
+                {
+                    None if self.symbols.broken.contains(name.as_str()) => {}
                     None => {
-                        let hint = did_you_mean(name, self.services.keys().map(String::as_str))
-                            .map(|s| format!("did you mean `{s}`?"));
+                        let hint =
+                            did_you_mean(name, self.symbols.services.keys().map(String::as_str))
+                                .map(|s| format!("did you mean `{s}`?"));
                         self.err(
                             Code::UndefinedReference,
                             format!("`bridge.services.{name}`: service `{name}` is not defined"),
@@ -1238,15 +1176,11 @@ impl<'a> Ctx<'a> {
     // ---- middlewares ----------------------------------------------------------------------------
 
     fn check_middlewares(&mut self) {
-        let mws: Vec<(String, Def<'a, Middleware>)> = self
-            .middlewares
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mws: Vec<Found<'a, Middleware>> = self.symbols.iter(self.loaded).collect();
         let mut graph: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-        for (name, def) in &mws {
-            let m = def.value;
-            let base = def.pointer.clone();
+        for def in &mws {
+            let (name, m) = (def.name, def.value);
+            let base = def.pointer.to_owned();
             let fi = def.file;
             let kinds = serde_json::to_value(m)
                 .ok()
@@ -1268,10 +1202,10 @@ impl<'a> Ctx<'a> {
                 let mut children = Vec::new();
                 for (i, n) in c.middlewares.iter().flatten().enumerate() {
                     let p = format!("{base}/chain/middlewares/{i}");
-                    self.middleware_ref(n, Some(fi), &p);
-                    children.push((Self::split_ref(n).0.to_owned(), p));
+                    self.entity_ref(Section::Middlewares, n, Some(fi), &p);
+                    children.push((EntityRef::parse(n).name.to_owned(), p));
                 }
-                graph.insert(name.clone(), children);
+                graph.insert(name.to_owned(), children);
             }
             let mut regexes: Vec<(String, String)> = Vec::new();
             if let Some(r) = &m.redirect_regex {
@@ -1408,7 +1342,7 @@ impl<'a> Ctx<'a> {
                 && reported.insert(canonical_cycle(&cycle))
             {
                 let p = cycle_pointer(&graph, &cycle);
-                let Some(def) = self.middlewares.get(&cycle[0]) else {
+                let Some(def) = self.symbols.middlewares.get(&cycle[0]) else {
                     continue;
                 };
                 let span = self.span(def.file, &p);
@@ -1448,7 +1382,7 @@ impl<'a> Ctx<'a> {
             let path = resolve_config_path(&self.loaded.dir, file);
             match std::fs::read_to_string(&path) {
                 Err(e) => {
-                    self.err(Code::FileNotFound, format!("middleware `{name}`: usersFile `{file}` cannot be read ({e}; looked for {})", crate::check::display_name(&self.loaded.dir, &path)), span, p);
+                    self.err(Code::FileNotFound, format!("middleware `{name}`: usersFile `{file}` cannot be read ({e}; looked for {})", display_name(&self.loaded.dir, &path)), span, p);
                 }
                 Ok(text) => {
                     for (ln, line) in text.lines().enumerate() {
@@ -1667,7 +1601,7 @@ impl<'a> Ctx<'a> {
                 Code::FileNotFound,
                 format!(
                     "{what} file `{v}` does not exist (looked for {})",
-                    crate::check::display_name(&self.loaded.dir, &path)
+                    display_name(&self.loaded.dir, &path)
                 ),
                 span,
                 pointer.into(),
@@ -1842,7 +1776,7 @@ fn find_cycle(start: &str, graph: &BTreeMap<String, Vec<(String, String)>>) -> O
         let children = graph.get(&node).map(Vec::as_slice).unwrap_or(&[]);
         if let Some((child, _)) = children.get(idx) {
             stack.push((node.clone(), idx + 1));
-            let child = Ctx::split_ref(child).0.to_owned();
+            let child = EntityRef::parse(child).name.to_owned();
             if child == start {
                 let mut c = on_path.clone();
                 c.push(start.to_owned());
@@ -1870,7 +1804,7 @@ fn cycle_pointer(graph: &BTreeMap<String, Vec<(String, String)>>, cycle: &[Strin
     let (from, to) = (&cycle[0], cycle.get(1).cloned().unwrap_or_default());
     graph
         .get(from)
-        .and_then(|edges| edges.iter().find(|(c, _)| Ctx::split_ref(c).0 == to))
+        .and_then(|edges| edges.iter().find(|(c, _)| EntityRef::parse(c).name == to))
         .map(|(_, p)| p.clone())
         .unwrap_or_default()
 }
