@@ -31,8 +31,8 @@ pub(crate) struct Deadline<B> {
 
 impl<B> Deadline<B> {
     /// Wraps `inner`; `what` names the timeout in the error (`read`, `write`).
-    pub(crate) fn new(inner: B, deadline: Instant, what: &'static str) -> Deadline<B> {
-        Deadline {
+    pub(crate) fn new(inner: B, deadline: Instant, what: &'static str) -> Self {
+        Self {
             inner,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
             what,
@@ -89,8 +89,8 @@ mod tests {
     }
 
     impl Trickle {
-        fn new(left: usize, gap: Duration) -> Trickle {
-            Trickle {
+        fn new(left: usize, gap: Duration) -> Self {
+            Self {
                 left,
                 gap,
                 sleep: Box::pin(tokio::time::sleep(gap)),

@@ -117,10 +117,10 @@ struct OpenConnection {
 }
 
 impl OpenConnection {
-    fn new(metrics: Arc<crate::observe::metrics::Metrics>, ep: &str) -> OpenConnection {
+    fn new(metrics: Arc<crate::observe::metrics::Metrics>, ep: &str) -> Self {
         let ep = crate::observe::metrics::Name::from(ep);
         metrics.connection(&ep, 1);
-        OpenConnection { metrics, ep }
+        Self { metrics, ep }
     }
 }
 
@@ -163,7 +163,7 @@ impl Conn {
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let Conn {
+        let Self {
             current,
             ep,
             peer,

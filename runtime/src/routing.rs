@@ -131,9 +131,9 @@ struct Route {
 /// A compiled rule.
 #[derive(Debug)]
 enum Node {
-    And(Vec<Node>),
-    Or(Vec<Node>),
-    Not(Box<Node>),
+    And(Vec<Self>),
+    Or(Vec<Self>),
+    Not(Box<Self>),
     Host(HostPattern),
     HostRegexp { re: Regex, matches_empty: bool },
     Path(String),
@@ -160,15 +160,15 @@ enum HostPattern {
 }
 
 impl HostPattern {
-    fn new(host: &str) -> HostPattern {
+    fn new(host: &str) -> Self {
         let lower = host.to_lowercase();
         let expr = lower.strip_suffix('.').unwrap_or(&lower);
         if expr == "*" {
-            HostPattern::Any
+            Self::Any
         } else if expr.starts_with('*') {
-            HostPattern::Wildcard(expr.to_owned())
+            Self::Wildcard(expr.to_owned())
         } else {
-            HostPattern::Exact(expr.to_owned())
+            Self::Exact(expr.to_owned())
         }
     }
 
@@ -178,9 +178,9 @@ impl HostPattern {
             return false;
         }
         match self {
-            HostPattern::Any => true,
-            HostPattern::Exact(h) => host == h,
-            HostPattern::Wildcard(expr) => match host.find('.') {
+            Self::Any => true,
+            Self::Exact(h) => host == h,
+            Self::Wildcard(expr) => match host.find('.') {
                 // Traefik: split on dots, replace the first label by `*`, compare.
                 Some(dot) => expr.strip_prefix('*') == host.get(dot..),
                 None => expr == "*",
@@ -194,11 +194,7 @@ impl RouteTable {
     /// ([`bridge_plan::EntryPoint::routers`]). On a TLS connection (`tls`) only routers with
     /// `tls` apply; on a plain connection only routers without it (a router with TLS is
     /// HTTPS-only in Traefik).
-    pub(crate) fn build(
-        plan: &Plan,
-        entrypoint: &str,
-        tls: bool,
-    ) -> Result<RouteTable, RoutingError> {
+    pub(crate) fn build(plan: &Plan, entrypoint: &str, tls: bool) -> Result<Self, RoutingError> {
         let ep =
             plan.entrypoints
                 .get(entrypoint)
@@ -218,13 +214,13 @@ impl RouteTable {
                 rules.push((key.as_str(), &router.matcher));
             }
         }
-        RouteTable::from_rules(rules)
+        Self::from_rules(rules)
     }
 
     /// Compiles and indexes `(key, rule)` pairs given in matching order.
     fn from_rules<'p>(
         rules: impl IntoIterator<Item = (&'p str, &'p Rule)>,
-    ) -> Result<RouteTable, RoutingError> {
+    ) -> Result<Self, RoutingError> {
         let mut routes = Vec::new();
         let mut by_host: HashMap<String, Vec<u32>> = HashMap::new();
         let mut by_prefix: HashMap<String, Vec<u32>> = HashMap::new();
@@ -257,7 +253,7 @@ impl RouteTable {
         let mut prefix_lengths: Vec<usize> = by_prefix.keys().map(String::len).collect();
         prefix_lengths.sort_unstable();
         prefix_lengths.dedup();
-        Ok(RouteTable {
+        Ok(Self {
             routes,
             by_host,
             by_prefix,
@@ -522,7 +518,7 @@ struct Context<'r> {
 }
 
 impl<'r> Context<'r> {
-    fn new(req: &RequestInfo<'r>) -> Context<'r> {
+    fn new(req: &RequestInfo<'r>) -> Self {
         let peer = match req.peer {
             IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(req.peer, IpAddr::V4),
             v4 => v4,
@@ -562,35 +558,35 @@ impl<'r> Context<'r> {
 impl Node {
     fn uses_headers(&self) -> bool {
         match self {
-            Node::And(v) | Node::Or(v) => v.iter().any(Node::uses_headers),
-            Node::Not(n) => n.uses_headers(),
-            Node::Header { .. } | Node::HeaderRegexp { .. } => true,
+            Self::And(v) | Self::Or(v) => v.iter().any(Self::uses_headers),
+            Self::Not(n) => n.uses_headers(),
+            Self::Header { .. } | Self::HeaderRegexp { .. } => true,
             _ => false,
         }
     }
 
     fn matches(&self, cx: &Context<'_>) -> bool {
         match self {
-            Node::And(parts) => parts.iter().all(|p| p.matches(cx)),
-            Node::Or(parts) => parts.iter().any(|p| p.matches(cx)),
-            Node::Not(inner) => !inner.matches(cx),
-            Node::Host(pattern) => pattern.matches(cx.host()),
-            Node::HostRegexp { re, matches_empty } => *matches_empty || re.is_match(&cx.host),
-            Node::Path(path) => *cx.path == **path,
-            Node::PathPrefix(prefix) => cx.path.starts_with(prefix.as_str()),
-            Node::PathRegexp(re) => re.is_match(&cx.path),
-            Node::Method(method) => cx.method == method,
-            Node::Header { name, value } => cx.header_values(name).any(|v| v == value),
-            Node::HeaderRegexp { name, re } => cx.header_values(name).any(|v| re.is_match(v)),
-            Node::Query { key, value } => cx
+            Self::And(parts) => parts.iter().all(|p| p.matches(cx)),
+            Self::Or(parts) => parts.iter().any(|p| p.matches(cx)),
+            Self::Not(inner) => !inner.matches(cx),
+            Self::Host(pattern) => pattern.matches(cx.host()),
+            Self::HostRegexp { re, matches_empty } => *matches_empty || re.is_match(&cx.host),
+            Self::Path(path) => *cx.path == **path,
+            Self::PathPrefix(prefix) => cx.path.starts_with(prefix.as_str()),
+            Self::PathRegexp(re) => re.is_match(&cx.path),
+            Self::Method(method) => cx.method == method,
+            Self::Header { name, value } => cx.header_values(name).any(|v| v == value),
+            Self::HeaderRegexp { name, re } => cx.header_values(name).any(|v| re.is_match(v)),
+            Self::Query { key, value } => cx
                 .query()
                 .iter()
                 .any(|(k, v)| k == key.as_bytes() && v == value.as_bytes()),
-            Node::QueryRegexp { key, re } => cx
+            Self::QueryRegexp { key, re } => cx
                 .query()
                 .iter()
                 .any(|(k, v)| k == key.as_bytes() && re.is_match(&String::from_utf8_lossy(v))),
-            Node::ClientIp(net) => net.contains(&cx.peer),
+            Self::ClientIp(net) => net.contains(&cx.peer),
         }
     }
 }
@@ -991,7 +987,7 @@ mod tests {
         assert!(hit(rule.clone(), &req(Some("EXAMPLE.COM"), "/path")));
         assert!(hit(rule.clone(), &req(Some("example.com."), "/")));
         assert!(!hit(rule.clone(), &req(Some("example.org."), "/")));
-        assert!(!hit(rule.clone(), &req(None, "/")));
+        assert!(!hit(rule, &req(None, "/")));
         // Rule hosts are normalised by the compiler; the table is robust to raw ones too.
         assert!(hit(host("EXAMPLE.COM"), &req(Some("example.com"), "/")));
         assert!(hit(host("example.com."), &req(Some("example.com"), "/")));

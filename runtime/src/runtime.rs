@@ -171,7 +171,7 @@ pub(crate) struct ServerAddr {
 }
 
 impl ServerAddr {
-    fn new(url: &str, resolve: &HashMap<String, IpAddr>) -> Option<ServerAddr> {
+    fn new(url: &str, resolve: &HashMap<String, IpAddr>) -> Option<Self> {
         let uri = url.parse::<Uri>().ok()?;
         let authority = uri.authority()?.as_str().to_owned();
         let connect = match uri.host().and_then(|h| resolve.get(h)) {
@@ -186,7 +186,7 @@ impl ServerAddr {
             None => authority.clone(),
         };
         let host_value = HeaderValue::from_str(&authority).ok()?;
-        Some(ServerAddr {
+        Some(Self {
             authority,
             connect,
             host_value,
@@ -197,25 +197,25 @@ impl ServerAddr {
 impl Runtime {
     /// Builds everything the plan needs to be served; `resolve` pins server host names to
     /// addresses (`--resolve`).
-    pub fn new(plan: Arc<Plan>, resolve: HashMap<String, IpAddr>) -> Result<Runtime, ServeError> {
-        Runtime::build(plan, &resolve, None)
+    pub fn new(plan: Arc<Plan>, resolve: HashMap<String, IpAddr>) -> Result<Self, ServeError> {
+        Self::build(plan, &resolve, None)
     }
 
     /// [`Runtime::new`] for a reload: metrics and the access log of `old` carry over when the new
     /// plan configures them the same way, so counters do not reset.
     pub fn reload(
-        old: &Runtime,
+        old: &Self,
         plan: Arc<Plan>,
         resolve: &HashMap<String, IpAddr>,
-    ) -> Result<Runtime, ServeError> {
-        Runtime::build(plan, resolve, Some(old))
+    ) -> Result<Self, ServeError> {
+        Self::build(plan, resolve, Some(old))
     }
 
     fn build(
         plan: Arc<Plan>,
         resolve: &HashMap<String, IpAddr>,
-        old: Option<&Runtime>,
-    ) -> Result<Runtime, ServeError> {
+        old: Option<&Self>,
+    ) -> Result<Self, ServeError> {
         let unsupported = crate::proxy::mirror::too_deep(&plan);
         if !unsupported.is_empty() {
             return Err(ServeError::Unsupported(unsupported));
@@ -250,7 +250,7 @@ impl Runtime {
             )
             .map_err(ServeError::AccessLog)?,
         };
-        Ok(Runtime {
+        Ok(Self {
             plan,
             upstreams,
             entries,
@@ -314,7 +314,7 @@ impl Runtime {
     /// Copies the health state of servers that exist, unchanged, in `old` (same service, same URL),
     /// so a reload does not send traffic back to nodes known to be down, nor hold it from nodes known
     /// to be up. Returns how many states were carried over.
-    pub fn carry_health_from(&self, old: &Runtime) -> usize {
+    pub fn carry_health_from(&self, old: &Self) -> usize {
         let mut carried = 0;
         for name in self.plan.services.keys() {
             let Some(states) = old.upstreams.server_states(name) else {

@@ -274,7 +274,7 @@ struct SniResolver {
 }
 
 impl SniResolver {
-    fn load(plan: &Plan, provider: &CryptoProvider, strict: bool) -> Result<SniResolver, TlsError> {
+    fn load(plan: &Plan, provider: &CryptoProvider, strict: bool) -> Result<Self, TlsError> {
         let mut exact = HashMap::new();
         let mut wildcard = HashMap::new();
         let mut add = |key: &Arc<CertifiedKey>, names: Vec<String>| {
@@ -304,7 +304,7 @@ impl SniResolver {
             }
             None => self_signed(provider)?,
         };
-        Ok(SniResolver {
+        Ok(Self {
             exact,
             wildcard,
             default,
@@ -499,7 +499,7 @@ mod tests {
             ),
             (
                 ClientAuthType::RequireAnyClientCert,
-                vec![ca.cert_file.clone()],
+                vec![ca.cert_file],
                 false,
             ),
             (ClientAuthType::RequireAndVerifyClientCert, vec![], false),

@@ -85,11 +85,11 @@ pub(crate) enum Scheme {
 }
 
 impl Scheme {
-    fn of(scheme: &str) -> Option<Scheme> {
+    fn of(scheme: &str) -> Option<Self> {
         match scheme {
-            "http" => Some(Scheme::Http),
-            "https" => Some(Scheme::Https),
-            "h2c" => Some(Scheme::H2c),
+            "http" => Some(Self::Http),
+            "https" => Some(Self::Https),
+            "h2c" => Some(Self::H2c),
             _ => None,
         }
     }
@@ -164,8 +164,8 @@ pub(crate) enum Stream {
 impl Connection for Stream {
     fn connected(&self) -> Connected {
         match self {
-            Stream::Plain(s) => s.connected(),
-            Stream::Tls(s) => {
+            Self::Plain(s) => s.connected(),
+            Self::Tls(s) => {
                 let (tcp, session) = s.inner().get_ref();
                 let connected = tcp.connected();
                 if session.alpn_protocol() == Some(b"h2") {
@@ -185,8 +185,8 @@ impl hyper::rt::Read for Stream {
         buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Self::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -198,29 +198,29 @@ impl hyper::rt::Write for Stream {
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Self::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Self::Plain(s) => Pin::new(s).poll_flush(cx),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Self::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 
     fn is_write_vectored(&self) -> bool {
         match self {
-            Stream::Plain(s) => s.is_write_vectored(),
-            Stream::Tls(s) => s.is_write_vectored(),
+            Self::Plain(s) => s.is_write_vectored(),
+            Self::Tls(s) => s.is_write_vectored(),
         }
     }
 
@@ -230,8 +230,8 @@ impl hyper::rt::Write for Stream {
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
         match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            Self::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Self::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 }
@@ -253,7 +253,7 @@ pub(crate) struct ServerClient<B> {
 
 impl<B> Clone for ServerClient<B> {
     fn clone(&self) -> Self {
-        ServerClient {
+        Self {
             scheme: self.scheme,
             authority: self.authority.clone(),
             pool: self.pool.clone(),

@@ -121,9 +121,9 @@ pub(crate) struct ApiResponse {
 }
 
 impl ApiResponse {
-    fn json(status: StatusCode, value: &Value) -> ApiResponse {
+    fn json(status: StatusCode, value: &Value) -> Self {
         match serde_json::to_vec(value) {
-            Ok(body) => ApiResponse {
+            Ok(body) => Self {
                 status,
                 content_type: JSON_CONTENT_TYPE,
                 body: Bytes::from(body),
@@ -131,16 +131,16 @@ impl ApiResponse {
                 location: None,
             },
             // Cannot happen for a `Value` (string keys only); answer rather than panic.
-            Err(e) => ApiResponse::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
+            Err(e) => Self::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
         }
     }
 
-    fn error(status: StatusCode, message: &str) -> ApiResponse {
-        ApiResponse::json(status, &json!({ "message": message }))
+    fn error(status: StatusCode, message: &str) -> Self {
+        Self::json(status, &json!({ "message": message }))
     }
 
-    fn text(status: StatusCode, body: String) -> ApiResponse {
-        ApiResponse {
+    fn text(status: StatusCode, body: String) -> Self {
+        Self {
             status,
             content_type: TEXT_CONTENT_TYPE,
             body: Bytes::from(body),
@@ -149,15 +149,15 @@ impl ApiResponse {
         }
     }
 
-    fn redirect(status: StatusCode, location: String) -> ApiResponse {
+    fn redirect(status: StatusCode, location: String) -> Self {
         let body = format!(
             "{} {}\n",
             status.as_u16(),
             status.canonical_reason().unwrap_or("Redirect")
         );
-        ApiResponse {
+        Self {
             location: Some(location),
-            ..ApiResponse::text(status, body)
+            ..Self::text(status, body)
         }
     }
 }
@@ -226,7 +226,7 @@ enum Target<'a> {
 
 impl<'a> Target<'a> {
     /// `base` has no trailing slash (`""` for `/`).
-    fn of(base: &str, dashboard: bool, path: &'a str) -> Option<Target<'a>> {
+    fn of(base: &str, dashboard: bool, path: &'a str) -> Option<Self> {
         let rest = if base.is_empty() {
             path
         } else if path == base {
@@ -323,7 +323,7 @@ struct Query {
 impl Query {
     /// Parses the query string; the first value of a repeated parameter counts (Go's
     /// `url.Values.Get`). `Err` holds the 400 message.
-    fn parse(query: Option<&str>) -> Result<Query, String> {
+    fn parse(query: Option<&str>) -> Result<Self, String> {
         let mut values: BTreeMap<String, String> = BTreeMap::new();
         for (k, v) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
             values
@@ -341,7 +341,7 @@ impl Query {
                     .ok_or_else(|| format!("invalid request: {key}: {raw}")),
             }
         };
-        Ok(Query {
+        Ok(Self {
             search: get("search").to_lowercase(),
             status: get("status"),
             service_name: get("serviceName"),
@@ -1098,7 +1098,7 @@ mod tests {
         let mut traefik = web.clone();
         traefik.address = ":8080".into();
         traefik.port = 8080;
-        let mut admin = web.clone();
+        let mut admin = web;
         admin.address = "127.0.0.1:9000".into();
         admin.port = 9000;
         plan.entrypoints.insert("traefik".into(), traefik);

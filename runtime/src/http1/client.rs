@@ -51,12 +51,12 @@ impl H1Error {
     /// True when nothing of a response arrived: on a reused connection the server most likely
     /// closed it while idle, and an idempotent request may go out again on another one.
     pub(crate) fn nothing_received(&self) -> bool {
-        matches!(self, H1Error::Early(_) | H1Error::ClosedEarly)
+        matches!(self, Self::Early(_) | Self::ClosedEarly)
     }
 
     /// True when the failure was a timeout.
     pub(crate) fn is_timeout(&self) -> bool {
-        matches!(self, H1Error::Early(e) | H1Error::Io(e) if e.kind() == std::io::ErrorKind::TimedOut)
+        matches!(self, Self::Early(e) | Self::Io(e) if e.kind() == std::io::ErrorKind::TimedOut)
     }
 }
 
@@ -334,7 +334,7 @@ struct Facts {
 
 impl Facts {
     fn of(buf: &[u8], spans: &[Field]) -> Self {
-        let mut f = Facts::default();
+        let mut f = Self::default();
         for field in spans {
             let (name, value) = (field.name(buf), field.value(buf));
             if name.eq_ignore_ascii_case(b"content-length") {
@@ -491,14 +491,14 @@ pub(crate) struct Decoder {
 
 impl Decoder {
     /// A decoder for a body framed as `framing`.
-    pub(crate) fn new(framing: Framing) -> Decoder {
+    pub(crate) fn new(framing: Framing) -> Self {
         let state = match framing {
             Framing::Empty | Framing::Length(0) => State::Done,
             Framing::Length(n) => State::Length(n),
             Framing::Chunked => State::ChunkSize,
             Framing::Close => State::Close,
         };
-        Decoder { state }
+        Self { state }
     }
 
     /// True once the whole body has been decoded.

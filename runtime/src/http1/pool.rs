@@ -57,16 +57,16 @@ pub(crate) enum PoolError {
 impl PoolError {
     /// True when the server was never reached (nothing was sent).
     pub(crate) fn is_connect(&self) -> bool {
-        matches!(self, PoolError::Connect(_) | PoolError::ConnectTimeout)
+        matches!(self, Self::Connect(_) | Self::ConnectTimeout)
     }
 
     /// True when the failure was a timeout.
     pub(crate) fn is_timeout(&self) -> bool {
         match self {
-            PoolError::ConnectTimeout => true,
-            PoolError::Connect(e) => e.kind() == std::io::ErrorKind::TimedOut,
-            PoolError::Http(e) => e.is_timeout(),
-            PoolError::H1(e) => e.is_timeout(),
+            Self::ConnectTimeout => true,
+            Self::Connect(e) => e.kind() == std::io::ErrorKind::TimedOut,
+            Self::Http(e) => e.is_timeout(),
+            Self::H1(e) => e.is_timeout(),
         }
     }
 }
@@ -139,7 +139,7 @@ impl<B> H1Pool<B> {
         max_idle: usize,
         idle_timeout: Option<Duration>,
     ) -> Arc<Self> {
-        Arc::new(H1Pool {
+        Arc::new(Self {
             dial,
             dial_timeout,
             max_idle,
@@ -643,7 +643,7 @@ impl<B> std::fmt::Debug for UpstreamBody<B> {
 
 impl<B> UpstreamBody<B> {
     fn new(inner: Incoming, back: Option<Return<B>>) -> Self {
-        let mut body = UpstreamBody {
+        let mut body = Self {
             inner: Inner::Hyper { body: inner, back },
         };
         if body.is_end_stream() {
@@ -660,7 +660,7 @@ impl<B> UpstreamBody<B> {
 
     /// A body not tied to a pool (hyper-util's client, which pools by itself).
     pub(crate) fn unpooled(inner: Incoming) -> Self {
-        UpstreamBody {
+        Self {
             inner: Inner::Hyper {
                 body: inner,
                 back: None,

@@ -53,22 +53,22 @@ impl hyper::body::Body for RequestBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
         match self.get_mut() {
-            RequestBody::Hyper(b) => Pin::new(b).poll_frame(cx),
-            RequestBody::Empty => Poll::Ready(None),
+            Self::Hyper(b) => Pin::new(b).poll_frame(cx),
+            Self::Empty => Poll::Ready(None),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match self {
-            RequestBody::Hyper(b) => b.is_end_stream(),
-            RequestBody::Empty => true,
+            Self::Hyper(b) => b.is_end_stream(),
+            Self::Empty => true,
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match self {
-            RequestBody::Hyper(b) => b.size_hint(),
-            RequestBody::Empty => SizeHint::with_exact(0),
+            Self::Hyper(b) => b.size_hint(),
+            Self::Empty => SizeHint::with_exact(0),
         }
     }
 }
@@ -529,7 +529,7 @@ pub(crate) struct Rewind<I> {
 
 impl<I> Rewind<I> {
     fn new(pre: Bytes, io: I) -> Self {
-        Rewind { pre, io }
+        Self { pre, io }
     }
 }
 

@@ -129,7 +129,7 @@ impl BasicAuth {
     /// Reads `users_file` (path as written in the plan, relative to the working directory) and
     /// merges the inline users over it (an inline user wins over a file user of the same name;
     /// within one list the last entry wins, as in Traefik).
-    pub(crate) fn from_plan(cfg: &bridge_plan::BasicAuth) -> Result<BasicAuth, AuthError> {
+    pub(crate) fn from_plan(cfg: &bridge_plan::BasicAuth) -> Result<Self, AuthError> {
         let mut users = HashMap::new();
         if let Some(path) = &cfg.users_file {
             let text = std::fs::read_to_string(path).map_err(|source| AuthError::UsersFile {
@@ -154,7 +154,7 @@ impl BasicAuth {
         if users.is_empty() {
             return Err(AuthError::NoUsers);
         }
-        Ok(BasicAuth {
+        Ok(Self {
             users,
             realm: cfg.realm.clone(),
             header_field: cfg.header_field.clone(),
@@ -408,7 +408,7 @@ struct SuccessCache {
 }
 
 impl SuccessCache {
-    fn new() -> SuccessCache {
+    fn new() -> Self {
         // std's RandomState is seeded from the OS; two of its outputs make a 128-bit key.
         let state = RandomState::new();
         let mut key = [0u8; 16];
@@ -418,7 +418,7 @@ impl SuccessCache {
         {
             chunk.copy_from_slice(&word.to_le_bytes());
         }
-        SuccessCache {
+        Self {
             key,
             entries: Mutex::new(HashSet::new()),
         }

@@ -30,7 +30,7 @@ pub(crate) struct Cors {
 
 impl Cors {
     /// The CORS settings of `h`; `None` when it sets none (Traefik's `HasCorsHeadersDefined`).
-    pub(crate) fn from_plan(h: &Headers) -> Result<Option<Cors>, regex::Error> {
+    pub(crate) fn from_plan(h: &Headers) -> Result<Option<Self>, regex::Error> {
         let any = h.access_control_allow_credentials
             || !h.access_control_allow_headers.is_empty()
             || !h.access_control_allow_methods.is_empty()
@@ -47,7 +47,7 @@ impl Cors {
             .iter()
             .map(|r| regex::Regex::new(r))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Some(Cors {
+        Ok(Some(Self {
             allow_credentials: h.access_control_allow_credentials,
             allow_headers: h.access_control_allow_headers.join(","),
             allow_methods: h.access_control_allow_methods.join(","),

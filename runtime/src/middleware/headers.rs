@@ -32,7 +32,7 @@ pub(crate) struct Headers {
 }
 
 impl Headers {
-    pub(crate) fn from_plan(h: &bridge_plan::Headers) -> Result<Headers, MiddlewareError> {
+    pub(crate) fn from_plan(h: &bridge_plan::Headers) -> Result<Self, MiddlewareError> {
         let request = h
             .custom_request_headers
             .iter()
@@ -100,7 +100,7 @@ impl Headers {
             regex: h.access_control_allow_origin_list_regex.join(", "),
             source,
         })?;
-        Ok(Headers {
+        Ok(Self {
             request,
             response,
             sts: sts.flatten(),

@@ -22,8 +22,8 @@ pub(crate) struct IpAllowList {
 }
 
 impl IpAllowList {
-    pub(crate) fn from_plan(c: &bridge_plan::IpAllowList) -> IpAllowList {
-        IpAllowList {
+    pub(crate) fn from_plan(c: &bridge_plan::IpAllowList) -> Self {
+        Self {
             nets: parse_nets(&c.source_range),
             depth: c.depth,
             excluded: c.excluded_ips.clone(),
@@ -31,7 +31,7 @@ impl IpAllowList {
         }
     }
 
-    pub(crate) fn apply(&self, fields: &HeaderMap, ctx: &mut RequestCtx<'_>) -> Flow {
+    pub(crate) fn apply(&self, fields: &HeaderMap, ctx: &RequestCtx<'_>) -> Flow {
         let client = self.client_ip(ctx.peer, fields);
         if client.is_some_and(|ip| in_nets(&self.nets, ip)) {
             Flow::Continue
@@ -83,7 +83,7 @@ mod tests {
             fields.insert("x-forwarded-for", x.parse().unwrap());
         }
         // The peer of `ctx` is 192.0.2.1.
-        match m.apply(&fields, &mut ctx(None, "/")) {
+        match m.apply(&fields, &ctx(None, "/")) {
             Flow::Continue => 200,
             Flow::Respond(r) => r.status().as_u16(),
         }

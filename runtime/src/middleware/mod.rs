@@ -99,7 +99,7 @@ impl<'a> RequestCtx<'a> {
         peer: IpAddr,
         path_and_query: &'a str,
         forwarded: Forwarded,
-    ) -> RequestCtx<'a> {
+    ) -> Self {
         RequestCtx {
             tls,
             host,
@@ -151,26 +151,20 @@ impl ResponseEdits<'_> {
 
 impl Middleware {
     /// Builds the middleware the plan describes.
-    pub(crate) fn from_plan(m: &bridge_plan::Middleware) -> Result<Middleware, MiddlewareError> {
+    pub(crate) fn from_plan(m: &bridge_plan::Middleware) -> Result<Self, MiddlewareError> {
         use bridge_plan::MiddlewareKind as K;
         // Exhaustive: a kind the plan gains fails to compile here until it is served.
         Ok(match &m.kind {
-            K::BasicAuth(c) => Middleware::BasicAuth(basic_auth::BasicAuth::from_plan(c)?),
-            K::StripPrefix(c) => Middleware::StripPrefix(path::StripPrefix::from_plan(c)),
-            K::StripPrefixRegex(c) => {
-                Middleware::StripPrefixRegex(path::StripPrefixRegex::from_plan(c)?)
-            }
-            K::AddPrefix(c) => Middleware::AddPrefix(path::AddPrefix::from_plan(c)),
-            K::ReplacePath(c) => Middleware::ReplacePath(path::ReplacePath::from_plan(c)),
-            K::RedirectScheme(c) => {
-                Middleware::RedirectScheme(redirect::RedirectScheme::from_plan(c))
-            }
-            K::RedirectRegex(c) => {
-                Middleware::RedirectRegex(redirect::RedirectRegex::from_plan(c)?)
-            }
-            K::IpAllowList(c) => Middleware::IpAllowList(ip_allow_list::IpAllowList::from_plan(c)),
-            K::Retry(c) => Middleware::Retry(retry::Retry::from_plan(c)),
-            K::Headers(c) => Middleware::Headers(headers::Headers::from_plan(c)?),
+            K::BasicAuth(c) => Self::BasicAuth(basic_auth::BasicAuth::from_plan(c)?),
+            K::StripPrefix(c) => Self::StripPrefix(path::StripPrefix::from_plan(c)),
+            K::StripPrefixRegex(c) => Self::StripPrefixRegex(path::StripPrefixRegex::from_plan(c)?),
+            K::AddPrefix(c) => Self::AddPrefix(path::AddPrefix::from_plan(c)),
+            K::ReplacePath(c) => Self::ReplacePath(path::ReplacePath::from_plan(c)),
+            K::RedirectScheme(c) => Self::RedirectScheme(redirect::RedirectScheme::from_plan(c)),
+            K::RedirectRegex(c) => Self::RedirectRegex(redirect::RedirectRegex::from_plan(c)?),
+            K::IpAllowList(c) => Self::IpAllowList(ip_allow_list::IpAllowList::from_plan(c)),
+            K::Retry(c) => Self::Retry(retry::Retry::from_plan(c)),
+            K::Headers(c) => Self::Headers(headers::Headers::from_plan(c)?),
         })
     }
 
@@ -178,19 +172,19 @@ impl Middleware {
     /// run on a blocking thread: see [`run`]).
     fn apply_now<'a, B>(&'a self, req: &mut Request<B>, ctx: &mut RequestCtx<'a>) -> Flow {
         match self {
-            Middleware::BasicAuth(_) => Flow::Continue,
-            Middleware::StripPrefix(m) => m.apply(req.headers_mut(), ctx),
-            Middleware::StripPrefixRegex(m) => m.apply(req.headers_mut(), ctx),
-            Middleware::AddPrefix(m) => m.apply(ctx),
-            Middleware::ReplacePath(m) => m.apply(req.headers_mut(), ctx),
-            Middleware::RedirectScheme(m) => m.apply(req.method(), ctx),
-            Middleware::RedirectRegex(m) => m.apply(req.method(), ctx),
-            Middleware::IpAllowList(m) => m.apply(req.headers(), ctx),
-            Middleware::Retry(m) => {
+            Self::BasicAuth(_) => Flow::Continue,
+            Self::StripPrefix(m) => m.apply(req.headers_mut(), ctx),
+            Self::StripPrefixRegex(m) => m.apply(req.headers_mut(), ctx),
+            Self::AddPrefix(m) => m.apply(ctx),
+            Self::ReplacePath(m) => m.apply(req.headers_mut(), ctx),
+            Self::RedirectScheme(m) => m.apply(req.method(), ctx),
+            Self::RedirectRegex(m) => m.apply(req.method(), ctx),
+            Self::IpAllowList(m) => m.apply(req.headers(), ctx),
+            Self::Retry(m) => {
                 ctx.retry = *m;
                 Flow::Continue
             }
-            Middleware::Headers(m) => m.apply(req, ctx),
+            Self::Headers(m) => m.apply(req, ctx),
         }
     }
 }

@@ -37,8 +37,8 @@ pub(crate) struct ReplacePath {
 }
 
 impl StripPrefix {
-    pub(crate) fn from_plan(c: &bridge_plan::StripPrefix) -> StripPrefix {
-        StripPrefix {
+    pub(crate) fn from_plan(c: &bridge_plan::StripPrefix) -> Self {
+        Self {
             prefixes: c.prefixes.clone(),
         }
     }
@@ -54,9 +54,7 @@ impl StripPrefix {
 }
 
 impl StripPrefixRegex {
-    pub(crate) fn from_plan(
-        c: &bridge_plan::StripPrefixRegex,
-    ) -> Result<StripPrefixRegex, MiddlewareError> {
+    pub(crate) fn from_plan(c: &bridge_plan::StripPrefixRegex) -> Result<Self, MiddlewareError> {
         let regexes = c
             .regex
             .iter()
@@ -68,7 +66,7 @@ impl StripPrefixRegex {
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(StripPrefixRegex { regexes })
+        Ok(Self { regexes })
     }
 
     pub(crate) fn apply(&self, fields: &mut HeaderMap, ctx: &mut RequestCtx<'_>) -> Flow {
@@ -103,8 +101,8 @@ fn strip(fields: &mut HeaderMap, ctx: &mut RequestCtx<'_>, len: usize) {
 }
 
 impl AddPrefix {
-    pub(crate) fn from_plan(c: &bridge_plan::AddPrefix) -> AddPrefix {
-        AddPrefix {
+    pub(crate) fn from_plan(c: &bridge_plan::AddPrefix) -> Self {
+        Self {
             prefix: c.prefix.trim_end_matches('/').to_owned(),
         }
     }
@@ -118,8 +116,8 @@ impl AddPrefix {
 }
 
 impl ReplacePath {
-    pub(crate) fn from_plan(c: &bridge_plan::ReplacePath) -> ReplacePath {
-        ReplacePath {
+    pub(crate) fn from_plan(c: &bridge_plan::ReplacePath) -> Self {
+        Self {
             path: c.path.clone(),
         }
     }

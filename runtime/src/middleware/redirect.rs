@@ -26,21 +26,21 @@ pub(crate) struct RedirectRegex {
 }
 
 impl RedirectScheme {
-    pub(crate) fn from_plan(c: &bridge_plan::RedirectScheme) -> RedirectScheme {
+    pub(crate) fn from_plan(c: &bridge_plan::RedirectScheme) -> Self {
         let scheme = c.scheme.as_str();
         let port = c
             .port
             .as_deref()
             .filter(|p| !((scheme == "https" && *p == "443") || (scheme == "http" && *p == "80")))
             .map_or_else(String::new, |p| format!(":{p}"));
-        RedirectScheme {
+        Self {
             scheme: c.scheme.clone(),
             port,
             permanent: c.permanent,
         }
     }
 
-    pub(crate) fn apply(&self, method: &Method, ctx: &mut RequestCtx<'_>) -> Flow {
+    pub(crate) fn apply(&self, method: &Method, ctx: &RequestCtx<'_>) -> Flow {
         if self.scheme == ctx.scheme() {
             return Flow::Continue;
         }
@@ -54,22 +54,20 @@ impl RedirectScheme {
 }
 
 impl RedirectRegex {
-    pub(crate) fn from_plan(
-        c: &bridge_plan::RedirectRegex,
-    ) -> Result<RedirectRegex, MiddlewareError> {
+    pub(crate) fn from_plan(c: &bridge_plan::RedirectRegex) -> Result<Self, MiddlewareError> {
         let regex = regex::Regex::new(&c.regex).map_err(|source| MiddlewareError::Regex {
             field: "regex",
             regex: c.regex.clone(),
             source,
         })?;
-        Ok(RedirectRegex {
+        Ok(Self {
             regex,
             replacement: c.replacement.clone(),
             permanent: c.permanent,
         })
     }
 
-    pub(crate) fn apply(&self, method: &Method, ctx: &mut RequestCtx<'_>) -> Flow {
+    pub(crate) fn apply(&self, method: &Method, ctx: &RequestCtx<'_>) -> Flow {
         let url = format!(
             "{}://{}{}",
             ctx.scheme(),
@@ -196,8 +194,8 @@ mod tests {
                 port: port.map(str::to_owned),
                 permanent: true,
             });
-            let mut c = ctx(Some("app.example:80"), "/a?b");
-            let r = respond(m.apply(&Method::GET, &mut c));
+            let c = ctx(Some("app.example:80"), "/a?b");
+            let r = respond(m.apply(&Method::GET, &c));
             assert_eq!(r.status(), 301);
             assert_eq!(r.headers()[header::LOCATION], want);
             assert_eq!(body_text(r), "Moved Permanently");
@@ -213,7 +211,7 @@ mod tests {
         });
         let mut c = ctx(Some("app.example"), "/");
         c.tls = true;
-        assert!(matches!(m.apply(&Method::GET, &mut c), Flow::Continue));
+        assert!(matches!(m.apply(&Method::GET, &c), Flow::Continue));
     }
 
     #[test]
@@ -224,12 +222,12 @@ mod tests {
             permanent: false,
         })
         .unwrap();
-        let mut c = ctx(Some("old.example"), "/x?y");
-        let r = respond(m.apply(&Method::POST, &mut c));
+        let c = ctx(Some("old.example"), "/x?y");
+        let r = respond(m.apply(&Method::POST, &c));
         assert_eq!(r.status(), 307);
         assert_eq!(r.headers()[header::LOCATION], "https://new.example/x?y");
-        let mut c = ctx(Some("other.example"), "/x");
-        assert!(matches!(m.apply(&Method::GET, &mut c), Flow::Continue));
+        let c = ctx(Some("other.example"), "/x");
+        assert!(matches!(m.apply(&Method::GET, &c), Flow::Continue));
 
         let same = RedirectRegex::from_plan(&bridge_plan::RedirectRegex {
             regex: ".*".into(),
@@ -237,8 +235,8 @@ mod tests {
             permanent: false,
         })
         .unwrap();
-        let mut c = ctx(Some("a"), "/");
-        assert!(matches!(same.apply(&Method::GET, &mut c), Flow::Continue));
+        let c = ctx(Some("a"), "/");
+        assert!(matches!(same.apply(&Method::GET, &c), Flow::Continue));
     }
 
     #[test]

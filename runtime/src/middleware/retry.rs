@@ -12,13 +12,13 @@ pub(crate) struct Retry {
 
 impl Retry {
     /// Without a retry middleware a request is tried once more on another server at once.
-    pub(crate) const DEFAULT: Retry = Retry {
+    pub(crate) const DEFAULT: Self = Self {
         attempts: 2,
         initial_interval: Duration::ZERO,
     };
 
-    pub(crate) fn from_plan(c: &bridge_plan::Retry) -> Retry {
-        Retry {
+    pub(crate) fn from_plan(c: &bridge_plan::Retry) -> Self {
+        Self {
             attempts: c.attempts.max(1),
             initial_interval: Duration::from_millis(c.initial_interval_ms),
         }

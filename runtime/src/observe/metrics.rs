@@ -35,8 +35,8 @@ impl EncodeLabelValue for Name {
 }
 
 impl From<&str> for Name {
-    fn from(s: &str) -> Name {
-        Name(Arc::from(s))
+    fn from(s: &str) -> Self {
+        Self(Arc::from(s))
     }
 }
 
@@ -144,7 +144,7 @@ pub struct Metrics {
 
 impl Metrics {
     /// Metrics with the plan's histogram buckets (microseconds) and label switches.
-    pub fn new(cfg: &bridge_plan::Metrics) -> Metrics {
+    pub fn new(cfg: &bridge_plan::Metrics) -> Self {
         let bounds: Arc<[f64]> = cfg
             .buckets_us
             .iter()
@@ -243,7 +243,7 @@ impl Metrics {
             crate::proxy::strict::DISCARDED.clone(),
         );
         last_reload_success.set(1);
-        Metrics {
+        Self {
             registry,
             entrypoint_labels: cfg.entrypoint_labels,
             router_labels: cfg.router_labels,

@@ -108,7 +108,7 @@ impl RequestFacts {
         tls: bool,
         websocket: bool,
         forwarded: Option<Vec<(&'static str, String)>>,
-    ) -> RequestFacts {
+    ) -> Self {
         let header = |h: http::header::HeaderName| {
             req.headers()
                 .get(h)
@@ -133,7 +133,7 @@ impl RequestFacts {
             }
             None => Vec::new(),
         };
-        RequestFacts {
+        Self {
             entrypoint,
             peer,
             method: req.method().as_str().to_owned(),
@@ -178,12 +178,12 @@ impl Observer {
     pub(crate) fn new(
         metrics: Option<Arc<Metrics>>,
         access: Option<&bridge_plan::AccessLog>,
-    ) -> Result<Option<Arc<Observer>>, std::io::Error> {
+    ) -> Result<Option<Arc<Self>>, std::io::Error> {
         let access = access.map(AccessLog::start).transpose()?;
         if metrics.is_none() && access.is_none() {
             return Ok(None);
         }
-        Ok(Some(Arc::new(Observer {
+        Ok(Some(Arc::new(Self {
             metrics,
             access,
             count: AtomicU64::new(0),
@@ -243,8 +243,8 @@ impl<B> Observed<B> {
         facts: RequestFacts,
         served: Served,
         status: u16,
-    ) -> Observed<B> {
-        Observed {
+    ) -> Self {
+        Self {
             inner,
             bytes: 0,
             report: Some((observer, facts, served, status)),
@@ -338,18 +338,18 @@ enum HeaderMode {
 }
 
 impl HeaderMode {
-    fn of(mode: bridge_plan::HeaderMode) -> HeaderMode {
+    fn of(mode: bridge_plan::HeaderMode) -> Self {
         match mode {
-            bridge_plan::HeaderMode::Keep => HeaderMode::Keep,
-            bridge_plan::HeaderMode::Redact => HeaderMode::Redact,
-            bridge_plan::HeaderMode::Drop => HeaderMode::Drop,
+            bridge_plan::HeaderMode::Keep => Self::Keep,
+            bridge_plan::HeaderMode::Redact => Self::Redact,
+            bridge_plan::HeaderMode::Drop => Self::Drop,
         }
     }
 }
 
 impl Fields {
-    fn new(f: &bridge_plan::AccessLogFields) -> Fields {
-        Fields {
+    fn new(f: &bridge_plan::AccessLogFields) -> Self {
+        Self {
             keep_by_default: f.default_mode == bridge_plan::FieldMode::Keep,
             names: f
                 .names
@@ -404,7 +404,7 @@ enum Format {
 }
 
 impl AccessLog {
-    fn start(cfg: &bridge_plan::AccessLog) -> Result<AccessLog, std::io::Error> {
+    fn start(cfg: &bridge_plan::AccessLog) -> Result<Self, std::io::Error> {
         let out: Box<dyn Write + Send> = match &cfg.file_path {
             Some(path) => Box::new(
                 std::fs::OpenOptions::new()
@@ -428,7 +428,7 @@ impl AccessLog {
             bridge_plan::AccessLogFormat::Common => Format::Common,
         };
         let fields = cfg.fields.as_ref().map(Fields::new);
-        Ok(AccessLog {
+        Ok(Self {
             status_codes: cfg.status_codes.iter().map(|r| (r.from, r.to)).collect(),
             retry_attempts: cfg.retry_attempts,
             min_duration: std::time::Duration::from_millis(cfg.min_duration_ms),

@@ -36,8 +36,8 @@ pub(crate) struct Mirroring {
 
 impl Mirroring {
     /// From the plan's service.
-    pub(crate) fn from_plan(m: &bridge_plan::Mirroring) -> Mirroring {
-        Mirroring {
+    pub(crate) fn from_plan(m: &bridge_plan::Mirroring) -> Self {
+        Self {
             mirrors: m
                 .mirrors
                 .iter()
@@ -80,12 +80,9 @@ pub(crate) struct Tee<B> {
 
 impl<B: Body<Data = Bytes> + Unpin> Tee<B> {
     /// Wraps `inner`; the receiver gets the whole body, or an error if it is not mirrored.
-    pub(crate) fn new(
-        inner: B,
-        max: Option<u64>,
-    ) -> (Tee<B>, tokio::sync::oneshot::Receiver<Bytes>) {
+    pub(crate) fn new(inner: B, max: Option<u64>) -> (Self, tokio::sync::oneshot::Receiver<Bytes>) {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let mut tee = Tee {
+        let mut tee = Self {
             inner,
             copy: BytesMut::new(),
             max,

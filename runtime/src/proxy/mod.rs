@@ -45,8 +45,8 @@ pub struct Peer {
 
 impl Peer {
     /// The peer at `addr`.
-    pub fn new(addr: SocketAddr) -> Peer {
-        Peer {
+    pub fn new(addr: SocketAddr) -> Self {
+        Self {
             addr,
             ip_value: fwd::peer_value(addr.ip()),
         }

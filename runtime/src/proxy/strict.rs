@@ -49,22 +49,22 @@ pub(crate) enum Refusal {
 impl Refusal {
     /// Every refusal, for tests and the metric's labels.
     #[cfg(test)]
-    pub(crate) const ALL: [Refusal; 9] = [
-        Refusal::DuplicateHost,
-        Refusal::MissingHost,
-        Refusal::InvalidHost,
-        Refusal::Userinfo,
-        Refusal::ChunkedTwice,
-        Refusal::NotChunkedLast,
-        Refusal::UnknownCoding,
-        Refusal::TransferEncodingInHttp10,
-        Refusal::InvalidPercentEncoding,
+    pub(crate) const ALL: [Self; 9] = [
+        Self::DuplicateHost,
+        Self::MissingHost,
+        Self::InvalidHost,
+        Self::Userinfo,
+        Self::ChunkedTwice,
+        Self::NotChunkedLast,
+        Self::UnknownCoding,
+        Self::TransferEncodingInHttp10,
+        Self::InvalidPercentEncoding,
     ];
 
     /// The status answered.
     pub(crate) fn status(self) -> StatusCode {
         match self {
-            Refusal::UnknownCoding => StatusCode::NOT_IMPLEMENTED,
+            Self::UnknownCoding => StatusCode::NOT_IMPLEMENTED,
             _ => StatusCode::BAD_REQUEST,
         }
     }
@@ -72,32 +72,32 @@ impl Refusal {
     /// The label in `bridge_requests_refused_total` and the reason in the debug log.
     pub(crate) fn reason(self) -> &'static str {
         match self {
-            Refusal::DuplicateHost => "duplicate_host",
-            Refusal::MissingHost => "missing_host",
-            Refusal::InvalidHost => "invalid_host",
-            Refusal::Userinfo => "userinfo",
-            Refusal::ChunkedTwice => "chunked_twice",
-            Refusal::NotChunkedLast => "not_chunked_last",
-            Refusal::UnknownCoding => "unknown_transfer_coding",
-            Refusal::TransferEncodingInHttp10 => "transfer_encoding_in_http10",
-            Refusal::InvalidPercentEncoding => "invalid_percent_encoding",
+            Self::DuplicateHost => "duplicate_host",
+            Self::MissingHost => "missing_host",
+            Self::InvalidHost => "invalid_host",
+            Self::Userinfo => "userinfo",
+            Self::ChunkedTwice => "chunked_twice",
+            Self::NotChunkedLast => "not_chunked_last",
+            Self::UnknownCoding => "unknown_transfer_coding",
+            Self::TransferEncodingInHttp10 => "transfer_encoding_in_http10",
+            Self::InvalidPercentEncoding => "invalid_percent_encoding",
         }
     }
 
     /// The body of the answer, like Go's server: the status, then why.
     fn text(self) -> &'static str {
         match self {
-            Refusal::DuplicateHost => "400 Bad Request: too many Host headers\n",
-            Refusal::MissingHost => "400 Bad Request: missing required Host header\n",
-            Refusal::InvalidHost => "400 Bad Request: malformed Host header\n",
-            Refusal::Userinfo => "400 Bad Request: userinfo in the request target\n",
-            Refusal::ChunkedTwice => "400 Bad Request: chunked applied more than once\n",
-            Refusal::NotChunkedLast => "400 Bad Request: final transfer coding is not chunked\n",
-            Refusal::UnknownCoding => "501 Not Implemented: unsupported transfer coding\n",
-            Refusal::TransferEncodingInHttp10 => {
+            Self::DuplicateHost => "400 Bad Request: too many Host headers\n",
+            Self::MissingHost => "400 Bad Request: missing required Host header\n",
+            Self::InvalidHost => "400 Bad Request: malformed Host header\n",
+            Self::Userinfo => "400 Bad Request: userinfo in the request target\n",
+            Self::ChunkedTwice => "400 Bad Request: chunked applied more than once\n",
+            Self::NotChunkedLast => "400 Bad Request: final transfer coding is not chunked\n",
+            Self::UnknownCoding => "501 Not Implemented: unsupported transfer coding\n",
+            Self::TransferEncodingInHttp10 => {
                 "400 Bad Request: Transfer-Encoding in an HTTP/1.0 request\n"
             }
-            Refusal::InvalidPercentEncoding => "400 Bad Request: invalid URL escape in the path\n",
+            Self::InvalidPercentEncoding => "400 Bad Request: invalid URL escape in the path\n",
         }
     }
 
@@ -240,8 +240,8 @@ pub(crate) struct Fields {
 impl Fields {
     /// The same facts looked up in `headers` (HTTP/2 requests, and after a middleware changed
     /// the fields).
-    pub(crate) fn of(headers: &HeaderMap) -> Fields {
-        Fields {
+    pub(crate) fn of(headers: &HeaderMap) -> Self {
+        Self {
             host: headers.get(header::HOST).cloned(),
             transfer_encoding: headers.contains_key(header::TRANSFER_ENCODING),
             length: headers
@@ -450,9 +450,9 @@ impl Discard {
     /// The label in `bridge_upstream_connections_discarded_total`.
     pub(crate) fn reason(self) -> &'static str {
         match self {
-            Discard::ExtraBytes => "extra_bytes",
-            Discard::IdleActivity => "idle_activity",
-            Discard::AmbiguousFraming => "ambiguous_framing",
+            Self::ExtraBytes => "extra_bytes",
+            Self::IdleActivity => "idle_activity",
+            Self::AmbiguousFraming => "ambiguous_framing",
         }
     }
 

@@ -84,7 +84,7 @@ impl ProbeTarget {
     /// The port is kept only when the server URL names a non-default one (as written, after URL
     /// normalisation), so overriding only the scheme probes that scheme's default port, as in
     /// Traefik. User information in the server URL is kept.
-    pub fn new(check: &HealthCheck, server_url: &str) -> Result<ProbeTarget, ProbeTargetError> {
+    pub fn new(check: &HealthCheck, server_url: &str) -> Result<Self, ProbeTargetError> {
         let parsed = url::Url::parse(server_url)?;
         let host = parsed.host_str().ok_or(ProbeTargetError::NoHost)?;
         let scheme = check.scheme.as_deref().unwrap_or(parsed.scheme());
@@ -106,7 +106,7 @@ impl ProbeTarget {
             url.push('/');
         }
         url.push_str(&check.path);
-        Ok(ProbeTarget {
+        Ok(Self {
             url,
             method: if check.method.is_empty() {
                 "GET".to_owned()
@@ -154,16 +154,16 @@ pub struct ProbeResult {
 
 impl ProbeResult {
     /// A response with `status`.
-    pub fn status(status: u16) -> ProbeResult {
-        ProbeResult {
+    pub fn status(status: u16) -> Self {
+        Self {
             status: Some(status),
             error: None,
         }
     }
 
     /// No response, because of `error`.
-    pub fn failed(error: impl Into<String>) -> ProbeResult {
-        ProbeResult {
+    pub fn failed(error: impl Into<String>) -> Self {
+        Self {
             status: None,
             error: Some(error.into()),
         }
@@ -196,14 +196,14 @@ struct Schedule {
 }
 
 impl Schedule {
-    fn of(check: &HealthCheck) -> Schedule {
+    fn of(check: &HealthCheck) -> Self {
         let up = millis_or(check.interval_ms, DEFAULT_INTERVAL);
         let down = [check.unhealthy_interval_ms, check.down_reprobe_interval_ms]
             .into_iter()
             .filter(|&ms| ms > 0)
             .min()
             .map_or(up, |ms| millis_or(ms, up));
-        Schedule {
+        Self {
             up,
             down,
             timeout: millis_or(check.timeout_ms, DEFAULT_TIMEOUT),
@@ -237,7 +237,7 @@ impl HealthChecker {
         upstreams: &Upstreams,
         prober: Arc<P>,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> HealthChecker {
+    ) -> Self {
         let checked = upstreams.health_checked();
         let total = checked
             .iter()
@@ -262,7 +262,7 @@ impl HealthChecker {
             // An error only means every check has already stopped.
             let _ = stop_tx.send(true);
         });
-        HealthChecker { tasks, unprobed }
+        Self { tasks, unprobed }
     }
 
     /// Resolves once every health-checked server has been probed once (answered, failed or timed
@@ -400,7 +400,10 @@ async fn check_service<P: Prober>(
 }
 
 /// Applies one probe result and schedules what follows.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the probe loop's state, passed apart so the loop can keep borrowing it"
+)]
 fn record(
     upstreams: &Upstreams,
     node: usize,

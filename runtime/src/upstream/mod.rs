@@ -73,26 +73,26 @@ pub enum ServerState {
 impl ServerState {
     const fn to_u8(self) -> u8 {
         match self {
-            ServerState::Unknown => 0,
-            ServerState::Up => 1,
-            ServerState::Down => 2,
+            Self::Unknown => 0,
+            Self::Up => 1,
+            Self::Down => 2,
         }
     }
 
-    const fn from_u8(v: u8) -> ServerState {
+    const fn from_u8(v: u8) -> Self {
         match v {
-            1 => ServerState::Up,
-            2 => ServerState::Down,
-            _ => ServerState::Unknown,
+            1 => Self::Up,
+            2 => Self::Down,
+            _ => Self::Unknown,
         }
     }
 
     /// `UNKNOWN`, `UP` or `DOWN`, as the API's `serverStatus` shows it.
     pub const fn as_str(self) -> &'static str {
         match self {
-            ServerState::Unknown => "UNKNOWN",
-            ServerState::Up => "UP",
-            ServerState::Down => "DOWN",
+            Self::Unknown => "UNKNOWN",
+            Self::Up => "UP",
+            Self::Down => "DOWN",
         }
     }
 }
@@ -122,15 +122,15 @@ impl FailureKind {
     /// application error says little about the node); they only trigger an immediate probe, which
     /// decides.
     pub const fn marks_down(self) -> bool {
-        matches!(self, FailureKind::ConnectRefused | FailureKind::Reset)
+        matches!(self, Self::ConnectRefused | Self::Reset)
     }
 
     const fn describe(self) -> &'static str {
         match self {
-            FailureKind::ConnectRefused => "connection refused on live traffic",
-            FailureKind::Reset => "connection reset on live traffic",
-            FailureKind::Timeout => "timeout on live traffic",
-            FailureKind::Status5xx => "5xx answer on live traffic",
+            Self::ConnectRefused => "connection refused on live traffic",
+            Self::Reset => "connection reset on live traffic",
+            Self::Timeout => "timeout on live traffic",
+            Self::Status5xx => "5xx answer on live traffic",
         }
     }
 }
@@ -396,7 +396,7 @@ fn lock(wrr: &Mutex<SmoothWrr>) -> std::sync::MutexGuard<'_, SmoothWrr> {
 impl Upstreams {
     /// Builds the upstream state of `plan`'s services: servers of load balancers with a health
     /// check start [`ServerState::Unknown`], the others [`ServerState::Up`].
-    pub fn from_plan(plan: &Plan) -> Result<Upstreams, UpstreamError> {
+    pub fn from_plan(plan: &Plan) -> Result<Self, UpstreamError> {
         let ids: FastMap<String, usize> = plan
             .services
             .keys()
@@ -476,7 +476,7 @@ impl Upstreams {
             });
         }
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
-        Ok(Upstreams {
+        Ok(Self {
             inner: Arc::new(Inner {
                 ids,
                 nodes,

@@ -50,8 +50,8 @@ pub struct HttpProber {
 }
 
 impl HttpProber {
-    pub(crate) fn new(clients: Arc<HashMap<String, ServerClient<Full<Bytes>>>>) -> HttpProber {
-        HttpProber { clients }
+    pub(crate) fn new(clients: Arc<HashMap<String, ServerClient<Full<Bytes>>>>) -> Self {
+        Self { clients }
     }
 }
 
