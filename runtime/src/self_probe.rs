@@ -50,6 +50,10 @@ pub enum HealthcheckError {
 }
 
 /// Requests `url` (http only) and returns its status when it is 2xx.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a blocking probe run outside any tokio runtime: std's clock is the only one"
+)]
 pub fn probe(url: &str, timeout: Duration) -> Result<u16, HealthcheckError> {
     let bad = |why: &str| HealthcheckError::Url(url.to_owned(), why.to_owned());
     let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
