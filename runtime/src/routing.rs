@@ -10,7 +10,7 @@
 //!   absolute-form request URI (the caller passes the authority when there is one), with the port
 //!   stripped as Go's `net.SplitHostPort` does (`[v6]:port` and a bare `[v6]` give the address
 //!   without brackets), surrounding spaces trimmed and lower-cased.
-//! - `Host(h)` compares that host with one trailing dot removed ([`normalize_host`]);
+//! - `Host(h)` compares that host with one trailing dot removed (`normalize_host`, the reference the tests hold the index to);
 //!   `*.example.com` matches exactly one extra label, `*` matches every non-empty host. A request
 //!   without a host matches no `Host` matcher.
 //! - `HostRegexp` runs (unanchored) on the canonical host, trailing dot kept, as Traefik does.
@@ -172,7 +172,7 @@ impl HostPattern {
         }
     }
 
-    /// `host` is normalised ([`normalize_host`]).
+    /// `host` is normalised (as `normalize_host` does).
     fn matches(&self, host: &str) -> bool {
         if host.is_empty() {
             return false;
@@ -534,7 +534,7 @@ impl<'r> Context<'r> {
         }
     }
 
-    /// The normalised host (see [`normalize_host`]).
+    /// The normalised host (as `normalize_host` gives it).
     fn host(&self) -> &str {
         self.host.strip_suffix('.').unwrap_or(&self.host)
     }

@@ -180,7 +180,7 @@ impl ProbeResult {
 
 /// Sends one probe. The real implementation is an HTTP client; tests use a fake.
 ///
-/// The health checker bounds every probe by [`ProbeTarget::timeout`] itself, so an implementation
+/// The health checker bounds every probe by the probe target's `timeout` itself, so an implementation
 /// may but need not enforce it.
 pub trait Prober: Send + Sync + 'static {
     /// Probes `target` once.

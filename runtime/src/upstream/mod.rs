@@ -743,7 +743,7 @@ impl Upstreams {
 
     /// Reports a failure seen on live traffic to `server`.
     ///
-    /// A connect failure or reset ([`FailureKind::marks_down`]) marks the server down at once; any
+    /// A connect failure or reset (`FailureKind::marks_down`) marks the server down at once; any
     /// kind wakes the health checker of its load balancer for an immediate probe of all its
     /// servers. Returns the key of that load balancer, or `None` when nothing is done: the load
     /// balancer has no health check (nothing would ever mark the server up again, so it is left
