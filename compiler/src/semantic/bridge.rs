@@ -1,0 +1,123 @@
+//! The `bridge:` section (bridgectl's extensions to Traefik's configuration): per-service
+//! health-check settings and the file-wide defaults.
+
+use std::collections::BTreeMap;
+
+use crate::canon::escape;
+use crate::diag::{Code, did_you_mean};
+use crate::model::dynamic::Service;
+
+use super::Ctx;
+
+impl Ctx<'_> {
+    /// The `bridge:` section: at most one file sets the defaults, each named service exists (in
+    /// some file) and is a load balancer with a health check, durations are not negative.
+    pub(super) fn check_bridge(&mut self) {
+        let mut defaults_at: Option<usize> = None;
+        let mut named: BTreeMap<String, usize> = BTreeMap::new();
+        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
+            let Some(b) = &f.model.bridge else { continue };
+            if let Some(hc) = &b.health_check {
+                if let Some(first) = defaults_at {
+                    let span = self.key_span(fi, "/bridge/healthCheck");
+                    let other = self.file_name(first);
+                    self.err(
+                        Code::DuplicateName,
+                        format!("`bridge.healthCheck` is also set in {other}; set the defaults in one file"),
+                        span,
+                        "/bridge/healthCheck".into(),
+                    );
+                } else {
+                    defaults_at = Some(fi);
+                }
+                self.check_bridge_durations(fi, "/bridge/healthCheck", "bridge.healthCheck", hc);
+            }
+            for (name, hc) in b.services.iter().flatten() {
+                let p = format!("/bridge/services/{}", escape(name));
+                let span = self.key_span(fi, &p);
+                if let Some(first) = named.get(name) {
+                    let other = self.file_name(*first);
+                    self.err(
+                        Code::DuplicateName,
+                        format!("`bridge.services.{name}` is also set in {other}"),
+                        span,
+                        p.clone(),
+                    );
+                } else {
+                    named.insert(name.clone(), fi);
+                }
+                match self
+                    .symbols
+                    .get::<Service>(self.loaded, name)
+                    .map(|d| d.value)
+                {
+                    None if self.symbols.broken.contains(name.as_str()) => {}
+                    None => {
+                        let hint =
+                            did_you_mean(name, self.symbols.services.keys().map(String::as_str))
+                                .map(|s| format!("did you mean `{s}`?"));
+                        self.err(
+                            Code::UndefinedReference,
+                            format!("`bridge.services.{name}`: service `{name}` is not defined"),
+                            span,
+                            p.clone(),
+                        )
+                        .hint = hint;
+                    }
+                    Some(s)
+                        if s.load_balancer
+                            .as_ref()
+                            .is_none_or(|l| l.health_check.is_none()) =>
+                    {
+                        self.err(
+                            Code::InvalidValue,
+                            format!("`bridge.services.{name}`: service `{name}` is not a load balancer with a health check, so these settings would have no effect"),
+                            span,
+                            p.clone(),
+                        );
+                    }
+                    Some(_) => {}
+                }
+                self.check_bridge_durations(fi, &p, &format!("bridge.services.{name}"), hc);
+            }
+        }
+    }
+
+    fn check_bridge_durations(
+        &mut self,
+        fi: usize,
+        p: &str,
+        label: &str,
+        hc: &crate::model::dynamic::BridgeHealthCheck,
+    ) {
+        for (field, v) in [
+            ("downReprobeInterval", hc.down_reprobe_interval),
+            ("hold", hc.hold),
+        ] {
+            if let Some(d) = v
+                && d.nanos < 0
+            {
+                let ptr = format!("{p}/{field}");
+                let span = self.span(fi, &ptr);
+                self.err(
+                    Code::InvalidDuration,
+                    format!("`{label}.{field}` must not be negative"),
+                    span,
+                    ptr,
+                );
+            }
+        }
+        if let Some(d) = hc.hold
+            && d.nanos > 60_000_000_000
+        {
+            let ptr = format!("{p}/hold");
+            let span = self.span(fi, &ptr);
+            self.err(
+                Code::InvalidDuration,
+                format!("`{label}.hold` is longer than 60s, longer than most clients wait; use at most 60s"),
+                span,
+                ptr,
+            );
+        }
+    }
+}

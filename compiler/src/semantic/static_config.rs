@@ -1,0 +1,356 @@
+//! The static configuration: entry points (addresses, redirections, entry-point TLS and
+//! middlewares, forwarded headers), the API, the rule syntax, and `log`, `accessLog` and
+//! `metrics.prometheus` values the runtime must understand.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::canon::escape;
+use crate::diag::{Code, did_you_mean};
+use crate::loaded::Section;
+
+use super::{Ctx, parse_address, parse_ip_or_cidr, parse_status_range};
+
+impl Ctx<'_> {
+    pub(super) fn entry_points(&self) -> BTreeSet<String> {
+        let mut eps: BTreeSet<String> = self
+            .loaded
+            .static_cfg
+            .entry_points
+            .iter()
+            .flatten()
+            .map(|(n, _)| n.clone())
+            .collect();
+        // Traefik creates `traefik` on :8080 for the API, ping and metrics when they ask for it.
+        let api_insecure =
+            self.loaded.static_cfg.api.as_ref().and_then(|a| a.insecure) == Some(true);
+        if api_insecure
+            || self.loaded.static_cfg.ping.is_some()
+            || self.loaded.static_cfg.metrics.is_some()
+        {
+            eps.insert("traefik".into());
+        }
+        if self.loaded.static_cfg.entry_points.is_none() && self.loaded.static_file.is_some() {
+            eps.insert("http".into());
+        }
+        eps
+    }
+
+    pub(super) fn check_static(&mut self) {
+        let cfg = &self.loaded.static_cfg;
+        let eps = self.entry_points();
+        let mut ports: BTreeMap<(u16, String), String> = BTreeMap::new();
+        for (name, ep) in cfg.entry_points.iter().flatten() {
+            let base = format!("/entryPoints/{}", escape(name));
+            match &ep.address {
+                None => {
+                    let span = self.loaded.static_canon.key_span(&base);
+                    self.err(
+                        Code::MissingKey,
+                        format!("entry point `{name}` has no address"),
+                        span,
+                        format!("{base}/address"),
+                    )
+                    .hint = Some("for example `address: \":80\"`".into());
+                }
+                Some(addr) => {
+                    match parse_address(addr) {
+                        Ok((port, proto)) => {
+                            if proto == "udp" {
+                                let span = self.static_span(&format!("{base}/address"));
+                                self.err(Code::Unsupported, format!("UDP entry point `{name}` is valid Traefik, but not supported by bridgectl"), span, format!("{base}/address"));
+                            }
+                            if let Some(other) =
+                                ports.insert((port, proto.to_owned()), name.clone())
+                            {
+                                let span = self.static_span(&format!("{base}/address"));
+                                self.err(Code::InvalidAddress, format!("entry points `{other}` and `{name}` both listen on port {port}"), span, format!("{base}/address"));
+                            }
+                        }
+                        Err(why) => {
+                            let span = self.static_span(&format!("{base}/address"));
+                            self.err(
+                                Code::InvalidAddress,
+                                format!("entry point `{name}`: invalid address `{addr}`: {why}"),
+                                span,
+                                format!("{base}/address"),
+                            )
+                            .hint = Some(
+                                "use `:PORT`, `HOST:PORT` or `[IPv6]:PORT`, optionally with /tcp"
+                                    .into(),
+                            );
+                        }
+                    }
+                }
+            }
+            if let Some(http) = &ep.http {
+                if let Some(to) = http
+                    .redirections
+                    .as_ref()
+                    .and_then(|r| r.entry_point.as_ref())
+                {
+                    let p = format!("{base}/http/redirections/entryPoint");
+                    match &to.to {
+                        None => {
+                            let span = self.loaded.static_canon.key_span(&p);
+                            self.err(
+                                Code::MissingKey,
+                                format!("entry point `{name}`: redirection needs `to`"),
+                                span,
+                                format!("{p}/to"),
+                            );
+                        }
+                        Some(t) if t.starts_with(':') => {
+                            if t[1..].parse::<u16>().map_or(true, |p| p == 0) {
+                                let span = self.static_span(&format!("{p}/to"));
+                                self.err(
+                                    Code::InvalidAddress,
+                                    format!("redirection target `{t}` is not a valid port"),
+                                    span,
+                                    format!("{p}/to"),
+                                );
+                            }
+                        }
+                        Some(t) if !eps.contains(t) => {
+                            let span = self.static_span(&format!("{p}/to"));
+                            let hint = did_you_mean(t, eps.iter().map(String::as_str))
+                                .map(|s| format!("did you mean `{s}`?"));
+                            self.err(
+                                Code::UndefinedReference,
+                                format!("redirection target entry point `{t}` is not defined"),
+                                span,
+                                format!("{p}/to"),
+                            )
+                            .hint = hint;
+                        }
+                        Some(_) => {}
+                    }
+                    if let Some(s) = &to.scheme
+                        && !matches!(s.as_str(), "http" | "https")
+                    {
+                        let span = self.static_span(&format!("{p}/scheme"));
+                        self.err(
+                            Code::InvalidValue,
+                            format!("redirection scheme `{s}` must be http or https"),
+                            span,
+                            format!("{p}/scheme"),
+                        );
+                    }
+                }
+                if let Some(opts) = http.tls.as_ref().and_then(|t| t.options.clone()) {
+                    self.tls_option_ref(&opts, None, &format!("{base}/http/tls/options"));
+                }
+                for (i, m) in http.middlewares.iter().flatten().enumerate() {
+                    self.entity_ref(
+                        Section::Middlewares,
+                        m,
+                        None,
+                        &format!("{base}/http/middlewares/{i}"),
+                    );
+                }
+            }
+            if let Some(fh) = &ep.forwarded_headers {
+                for (i, ip) in fh.trusted_ips.iter().flatten().enumerate() {
+                    let p = format!("{base}/forwardedHeaders/trustedIPs/{i}");
+                    if parse_ip_or_cidr(ip).is_err() {
+                        let span = self.static_span(&p);
+                        self.err(
+                            Code::InvalidIp,
+                            format!("`{ip}` is not an IP address or CIDR range"),
+                            span,
+                            p,
+                        );
+                    }
+                }
+            }
+        }
+        if let Some(bp) = cfg.api.as_ref().and_then(|a| a.base_path.as_ref()) {
+            {
+                let ok = bp.starts_with('/')
+                    && bp
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "/_.:~-".contains(c));
+                if !ok {
+                    let span = self.static_span("/api/basePath");
+                    self.err(
+                        Code::InvalidValue,
+                        format!("api.basePath `{bp}` must match ^/[a-zA-Z0-9/_.:~-]*$"),
+                        span,
+                        "/api/basePath".into(),
+                    );
+                }
+            }
+        }
+        if let Some(syntax) = cfg
+            .core
+            .as_ref()
+            .and_then(|c| c.default_rule_syntax.as_deref())
+            && !matches!(syntax, "v2" | "v3")
+        {
+            let span = self.static_span("/core/defaultRuleSyntax");
+            self.err(
+                Code::InvalidValue,
+                format!("core.defaultRuleSyntax `{syntax}` must be v2 or v3"),
+                span,
+                "/core/defaultRuleSyntax".into(),
+            );
+        }
+        if let Some(level) = cfg.log.as_ref().and_then(|l| l.level.as_deref())
+            && !["trace", "debug", "info", "warn", "error", "fatal", "panic"]
+                .contains(&level.to_ascii_lowercase().as_str())
+        {
+            let span = self.static_span("/log/level");
+            self.err(Code::InvalidValue, format!("log.level `{level}` is not one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL, PANIC"), span, "/log/level".into());
+        }
+        self.check_observability();
+        for (what, ep, p) in [
+            (
+                "ping",
+                cfg.ping.as_ref().and_then(|x| x.entry_point.clone()),
+                "/ping/entryPoint",
+            ),
+            (
+                "metrics.prometheus",
+                cfg.metrics
+                    .as_ref()
+                    .and_then(|m| m.prometheus.as_ref())
+                    .and_then(|x| x.entry_point.clone()),
+                "/metrics/prometheus/entryPoint",
+            ),
+        ] {
+            if let Some(ep) = ep
+                && !eps.contains(&ep)
+            {
+                let span = self.static_span(p);
+                self.err(
+                    Code::UndefinedReference,
+                    format!("{what} uses entry point `{ep}`, which is not defined"),
+                    span,
+                    p.into(),
+                );
+            }
+        }
+    }
+
+    /// `log`, `accessLog` and `metrics.prometheus` values the runtime must understand.
+    fn check_observability(&mut self) {
+        let cfg = &self.loaded.static_cfg;
+        let mut found: Vec<(Code, String, &'static str)> = Vec::new();
+        if let Some(f) = cfg.log.as_ref().and_then(|l| l.format.as_deref())
+            && !matches!(f, "common" | "json")
+        {
+            found.push((
+                Code::InvalidValue,
+                format!("log.format `{f}` must be common or json"),
+                "/log/format",
+            ));
+        }
+        if let Some(al) = &cfg.access_log {
+            if let Some(f) = al.format.as_deref()
+                && !matches!(f, "common" | "json" | "genericCLF")
+            {
+                found.push((
+                    Code::InvalidValue,
+                    format!("accessLog.format `{f}` must be common, genericCLF or json"),
+                    "/accessLog/format",
+                ));
+            }
+            if let Some(fields) = &al.fields {
+                let modes = fields
+                    .default_mode
+                    .iter()
+                    .map(|m| (m, "/accessLog/fields/defaultMode"))
+                    .chain(
+                        fields
+                            .names
+                            .iter()
+                            .flatten()
+                            .map(|(_, m)| (m, "/accessLog/fields/names")),
+                    );
+                for (m, pointer) in modes {
+                    if !matches!(m.as_str(), "keep" | "drop") {
+                        found.push((
+                            Code::InvalidValue,
+                            format!("accessLog.fields: mode `{m}` must be keep or drop"),
+                            pointer,
+                        ));
+                    }
+                }
+                if let Some(h) = &fields.headers {
+                    let modes = h
+                        .default_mode
+                        .iter()
+                        .map(|m| (m, "/accessLog/fields/headers/defaultMode"))
+                        .chain(
+                            h.names
+                                .iter()
+                                .flatten()
+                                .map(|(_, m)| (m, "/accessLog/fields/headers/names")),
+                        );
+                    for (m, pointer) in modes {
+                        if !matches!(m.as_str(), "keep" | "drop" | "redact") {
+                            found.push((
+                                Code::InvalidValue,
+                                format!(
+                                    "accessLog.fields.headers: mode `{m}` must be keep, drop or redact"
+                                ),
+                                pointer,
+                            ));
+                        }
+                    }
+                }
+            }
+            for code in al
+                .filters
+                .as_ref()
+                .and_then(|f| f.status_codes.as_ref())
+                .into_iter()
+                .flatten()
+            {
+                if parse_status_range(code).is_none() {
+                    found.push((
+                        Code::InvalidValue,
+                        format!("accessLog.filters.statusCodes: `{code}` is not a status code or a range such as 400-499"),
+                        "/accessLog/filters/statusCodes",
+                    ));
+                }
+            }
+        }
+        if let Some(p) = cfg.metrics.as_ref().and_then(|m| m.prometheus.as_ref()) {
+            if let Some(b) = &p.buckets
+                && (b.iter().any(|x| !x.is_finite() || *x <= 0.0)
+                    || b.windows(2).any(|w| w[0] >= w[1]))
+            {
+                found.push((
+                    Code::InvalidValue,
+                    "metrics.prometheus.buckets must be positive numbers of seconds in ascending order".into(),
+                    "/metrics/prometheus/buckets",
+                ));
+            }
+            if p.header_labels.as_ref().is_some_and(|h| !h.is_empty()) {
+                found.push((
+                    Code::Unsupported,
+                    "metrics.prometheus.headerLabels is valid Traefik, but not supported by bridgectl".into(),
+                    "/metrics/prometheus/headerLabels",
+                ));
+            }
+        }
+        for (code, msg, pointer) in found {
+            let span = self.static_span(pointer);
+            self.err(code, msg, span, pointer.into());
+        }
+        if cfg
+            .log
+            .as_ref()
+            .and_then(|l| l.file_path.as_deref())
+            .is_some_and(|p| !p.is_empty())
+        {
+            let span = self.static_span("/log/filePath");
+            self.warn(
+                Code::Ignored,
+                "log.filePath is ignored: bridge-runtime writes its logs to standard error (the service manager or container runtime collects them)".into(),
+                span,
+                "/log/filePath".into(),
+            );
+        }
+    }
+}

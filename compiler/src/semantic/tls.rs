@@ -1,0 +1,197 @@
+//! TLS: certificates and stores, TLS options (versions, cipher suites, client authentication),
+//! servers transports' certificates, and the PEM values they name (a file that must exist, or
+//! inline PEM).
+
+use crate::canon::escape;
+use crate::diag::{Code, did_you_mean};
+use crate::loaded::{display_name, resolve_config_path};
+
+use super::Ctx;
+
+impl Ctx<'_> {
+    pub(super) fn check_tls(&mut self) {
+        let loaded = self.loaded;
+        for (fi, f) in loaded.dynamic.iter().enumerate() {
+            let Some(tls) = &f.model.tls else { continue };
+            for (i, c) in tls.certificates.iter().flatten().enumerate() {
+                let base = format!("/tls/certificates/{i}");
+                self.pem_ref(
+                    fi,
+                    &format!("{base}/certFile"),
+                    c.cert_file.as_deref(),
+                    "certificate",
+                );
+                self.pem_ref(
+                    fi,
+                    &format!("{base}/keyFile"),
+                    c.key_file.as_deref(),
+                    "private key",
+                );
+            }
+            for (sname, store) in tls.stores.iter().flatten() {
+                let base = format!("/tls/stores/{}", escape(sname));
+                if sname != "default" {
+                    let span = self.key_span(fi, &base);
+                    self.warn(
+                        Code::Ignored,
+                        format!(
+                            "TLS store `{sname}` is ignored; Traefik only uses the `default` store"
+                        ),
+                        span,
+                        base.clone(),
+                    );
+                }
+                if let Some(c) = &store.default_certificate {
+                    self.pem_ref(
+                        fi,
+                        &format!("{base}/defaultCertificate/certFile"),
+                        c.cert_file.as_deref(),
+                        "certificate",
+                    );
+                    self.pem_ref(
+                        fi,
+                        &format!("{base}/defaultCertificate/keyFile"),
+                        c.key_file.as_deref(),
+                        "private key",
+                    );
+                }
+                if store.default_generated_cert.is_some() {
+                    let p = format!("{base}/defaultGeneratedCert");
+                    let span = self.key_span(fi, &p);
+                    self.err(Code::Unsupported, "defaultGeneratedCert (ACME) is valid Traefik, but not supported by bridgectl".into(), span, p);
+                }
+            }
+            for (oname, o) in tls.options.iter().flatten() {
+                let base = format!("/tls/options/{}", escape(oname));
+                for (field, v) in [
+                    ("minVersion", &o.min_version),
+                    ("maxVersion", &o.max_version),
+                ] {
+                    let Some(v) = v else { continue };
+                    let p = format!("{base}/{field}");
+                    let span = self.span(fi, &p);
+                    use bridge_plan::TlsVersion;
+                    match TlsVersion::from_go_name(v) {
+                        Some(TlsVersion::Tls12 | TlsVersion::Tls13) => {}
+                        Some(TlsVersion::Tls10 | TlsVersion::Tls11) => {
+                            self.warn(Code::Unsupported, format!("TLS options `{oname}`: {v} is valid Traefik, but bridgectl (rustls) only speaks TLS 1.2 and 1.3; older clients are refused"), span, p);
+                        }
+                        None => {
+                            self.err(Code::InvalidValue, format!("TLS options `{oname}`: {field} `{v}` must be VersionTLS10, VersionTLS11, VersionTLS12 or VersionTLS13"), span, p);
+                        }
+                    }
+                }
+                for (i, cs) in o.cipher_suites.iter().flatten().enumerate() {
+                    if bridge_plan::CipherSuite::from_go_name(cs).is_none() {
+                        let p = format!("{base}/cipherSuites/{i}");
+                        let span = self.span(fi, &p);
+                        let hint = did_you_mean(cs, bridge_plan::CipherSuite::go_names())
+                            .map(|s| format!("did you mean `{s}`?"));
+                        self.err(Code::InvalidValue, format!("TLS options `{oname}`: cipher suite `{cs}` is not one bridgectl can offer"), span, p).hint = hint;
+                    }
+                }
+                if let Some(ca) = &o.client_auth {
+                    if let Some(t) = &ca.client_auth_type
+                        && bridge_plan::ClientAuthType::from_name(t).is_none()
+                    {
+                        let p = format!("{base}/clientAuth/clientAuthType");
+                        let span = self.span(fi, &p);
+                        self.err(
+                            Code::InvalidValue,
+                            format!("TLS options `{oname}`: unknown clientAuthType `{t}`"),
+                            span,
+                            p,
+                        );
+                    } else if let Some(t) = &ca.client_auth_type
+                        && matches!(t.as_str(), "RequestClientCert" | "RequireAnyClientCert")
+                    {
+                        let p = format!("{base}/clientAuth/clientAuthType");
+                        let span = self.span(fi, &p);
+                        self.err(
+                            Code::Unsupported,
+                            format!("TLS options `{oname}`: clientAuthType `{t}` accepts client certificates without verifying them; it is valid Traefik, but bridgectl only verifies (use VerifyClientCertIfGiven or RequireAndVerifyClientCert)"),
+                            span,
+                            p,
+                        );
+                    }
+                    for (i, f) in ca.ca_files.iter().flatten().enumerate() {
+                        self.pem_ref(
+                            fi,
+                            &format!("{base}/clientAuth/caFiles/{i}"),
+                            Some(f),
+                            "CA certificate",
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn check_transports(&mut self) {
+        let loaded = self.loaded;
+        for (fi, f) in loaded.dynamic.iter().enumerate() {
+            for (tname, t) in f
+                .model
+                .http
+                .iter()
+                .flat_map(|h| h.servers_transports.iter().flatten())
+            {
+                let base = format!("/http/serversTransports/{}", escape(tname));
+                for (i, ca) in t.root_cas.iter().flatten().enumerate() {
+                    self.pem_ref(
+                        fi,
+                        &format!("{base}/rootCAs/{i}"),
+                        Some(ca),
+                        "CA certificate",
+                    );
+                }
+                for (i, c) in t.certificates.iter().flatten().enumerate() {
+                    self.pem_ref(
+                        fi,
+                        &format!("{base}/certificates/{i}/certFile"),
+                        c.cert_file.as_deref(),
+                        "certificate",
+                    );
+                    self.pem_ref(
+                        fi,
+                        &format!("{base}/certificates/{i}/keyFile"),
+                        c.key_file.as_deref(),
+                        "private key",
+                    );
+                }
+            }
+        }
+    }
+
+    /// A PEM value: a path (must exist) or inline PEM text (Traefik's FileOrContent).
+    fn pem_ref(&mut self, fi: usize, pointer: &str, value: Option<&str>, what: &str) {
+        let span = self.span(fi, pointer);
+        let Some(v) = value.filter(|v| !v.trim().is_empty()) else {
+            let parent = pointer.rsplit_once('/').map_or(pointer, |(p, _)| p);
+            let span = self.key_span(fi, parent);
+            self.err(
+                Code::MissingKey,
+                format!("{what} file is missing"),
+                span,
+                pointer.into(),
+            );
+            return;
+        };
+        if v.contains("-----BEGIN") {
+            return;
+        }
+        let path = resolve_config_path(&self.loaded.dir, v);
+        if !path.is_file() {
+            self.err(
+                Code::FileNotFound,
+                format!(
+                    "{what} file `{v}` does not exist (looked for {})",
+                    display_name(&self.loaded.dir, &path)
+                ),
+                span,
+                pointer.into(),
+            )
+            .hint = Some("paths under /etc/traefik/ are looked up in the checked directory".into());
+        }
+    }
+}
