@@ -14,9 +14,10 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use bridge_tests::process::{KillOnDrop, signal, wait_exit};
 use bridge_tests::repo_root;
 use bridge_tests::sim::{simulate, write_example};
 
@@ -63,34 +64,6 @@ fn recv(sock: &UnixDatagram) -> String {
     String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
-fn signal(child: &Child, sig: &str) {
-    let status = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "the process did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Kills the child if a test fails half-way.
-struct Guard(Child);
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn healthcheck(url: &str) -> (Option<i32>, String) {
     let out = Command::new(runtime_bin())
         .args(["healthcheck", "--timeout", "2", "--url", url])
@@ -130,7 +103,7 @@ fn notify_socket_gets_ready_after_listeners_accept_then_reloading_and_stopping()
     // The first datagram is READY: by then both entry points are bound and the first probe round
     // is done, so the very first request goes to the active node.
     let (child, addrs) = bridge_tests::spawn_serving(&mut cmd, &["web", "traefik"]);
-    let mut child = Guard(child);
+    let mut child = KillOnDrop(child);
     let first = recv(&sock);
     assert_eq!(
         first,
@@ -171,7 +144,7 @@ fn notify_socket_gets_ready_after_listeners_accept_then_reloading_and_stopping()
     a.active.store(true, std::sync::atomic::Ordering::SeqCst);
 
     // SIGHUP with the same plan: RELOADING=1 (with MONOTONIC_USEC), then READY=1 again.
-    signal(&child.0, "-HUP");
+    signal(child.id(), "-HUP");
     let reloading = recv(&sock);
     assert!(
         reloading.starts_with("RELOADING=1\nMONOTONIC_USEC="),
@@ -184,7 +157,7 @@ fn notify_socket_gets_ready_after_listeners_accept_then_reloading_and_stopping()
     // A damaged plan is rejected; the status says so and the old plan keeps serving.
     let text = std::fs::read_to_string(&plan).unwrap();
     std::fs::write(&plan, text.replace("scadabridge-central-b", "evil")).unwrap();
-    signal(&child.0, "-HUP");
+    signal(child.id(), "-HUP");
     assert!(recv(&sock).starts_with("RELOADING=1\n"));
     let after = recv(&sock);
     assert!(
@@ -196,12 +169,19 @@ fn notify_socket_gets_ready_after_listeners_accept_then_reloading_and_stopping()
     assert_eq!(get(web, "/ui").0, 200);
 
     // SIGTERM: STOPPING=1, then a clean exit.
-    signal(&child.0, "-TERM");
+    signal(child.id(), "-TERM");
     assert_eq!(
         recv(&sock),
         "STOPPING=1\nSTATUS=draining in-flight requests\n"
     );
-    assert!(wait_exit(&mut child.0, Duration::from_secs(20)).success());
+    assert!(
+        wait_exit(
+            &mut child,
+            Duration::from_secs(20),
+            "the process did not exit"
+        )
+        .success()
+    );
 }
 
 #[test]
@@ -217,7 +197,7 @@ fn an_unreachable_notify_socket_does_not_stop_serving() {
         .args(["--resolve", "scadabridge-central-b=127.0.0.1"])
         .env("NOTIFY_SOCKET", dir.path().join("nobody-listens.sock"));
     let (child, addrs) = bridge_tests::spawn_serving(&mut cmd, &["web", "traefik"]);
-    let _child = Guard(child);
+    let _child = KillOnDrop(child);
     assert_eq!(get(addrs[0], "/ui").0, 200);
 }
 
@@ -250,7 +230,7 @@ fn socket_activation_serves_the_passed_sockets_by_entry_point_name() {
     let dir = tempfile::tempdir().unwrap();
     let (plan, _) = example_plan(dir.path(), a_addr.port(), b_addr.port());
     let (web_port, api_port) = (free_port(), free_port());
-    let mut child = Guard(
+    let mut child = KillOnDrop(
         Command::new(&activate)
             .arg(format!("--listen=127.0.0.1:{web_port}"))
             .arg(format!("--listen=127.0.0.1:{api_port}"))
@@ -279,8 +259,15 @@ fn socket_activation_serves_the_passed_sockets_by_entry_point_name() {
     assert!(body.contains("\"node\":\"central-a\""), "{body}");
     let api: SocketAddr = format!("127.0.0.1:{api_port}").parse().unwrap();
     assert_eq!(get(api, "/ping"), (200, "OK".to_owned()));
-    signal(&child.0, "-TERM");
-    assert!(wait_exit(&mut child.0, Duration::from_secs(20)).success());
+    signal(child.id(), "-TERM");
+    assert!(
+        wait_exit(
+            &mut child,
+            Duration::from_secs(20),
+            "the process did not exit"
+        )
+        .success()
+    );
     let mut err = String::new();
     child
         .0
@@ -310,7 +297,7 @@ fn socket_activation_refuses_a_socket_named_after_no_entry_point() {
     let dir = tempfile::tempdir().unwrap();
     let (plan, _) = example_plan(dir.path(), 5000, 5000);
     let port = free_port();
-    let mut child = Guard(
+    let mut child = KillOnDrop(
         Command::new(&activate)
             .arg(format!("--listen=127.0.0.1:{port}"))
             .arg("--fdname=http")
@@ -330,7 +317,11 @@ fn socket_activation_refuses_a_socket_named_after_no_entry_point() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let status = wait_exit(&mut child.0, Duration::from_secs(20));
+    let status = wait_exit(
+        &mut child,
+        Duration::from_secs(20),
+        "the process did not exit",
+    );
     assert_eq!(status.code(), Some(2));
     let mut err = String::new();
     child

@@ -8,46 +8,25 @@
     reason = "test code: a panic is a test failure"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use bridge_tests::backends::Reply;
+use bridge_tests::process::KillOnDrop;
 
 /// A keep-alive backend answering every request with `ok`.
 fn backend() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    if line == "\r\n" {
-                        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
-                    }
-                }
-            });
-        }
-    });
-    addr
+    bridge_tests::backends::backend("ok")
+        .answer(|_| Reply::ok("ok"))
+        .start()
+        .addr
 }
 
 struct Proxy {
-    child: Child,
+    child: KillOnDrop,
     web: SocketAddr,
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Builds a one-router plan in front of `server` and starts it, prefixed by `wrap` (e.g.
@@ -86,7 +65,7 @@ fn start(dir: &std::path::Path, server: SocketAddr, wrap: &[&str], entry_extra: 
     ]);
     let (child, addrs) = bridge_tests::spawn_serving(&mut cmd, &["web"]);
     Proxy {
-        child,
+        child: KillOnDrop(child),
         web: addrs[0],
     }
 }

@@ -9,51 +9,12 @@
     reason = "test code: a panic is a test failure"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::Command;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::time::Duration;
 
-/// A backend that answers with the `X-Router` header it received.
-fn tagging_backend() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let mut router = String::from("-");
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("x-router:") {
-                            router = v.trim().to_owned();
-                        }
-                        if h == "\r\n" {
-                            break;
-                        }
-                    }
-                    let resp = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{router}",
-                        router.len()
-                    );
-                    if stream.write_all(resp.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
+use bridge_tests::backends::{Reply, backend};
+use bridge_tests::process::{KillOnDrop, bridge_runtime};
 
 /// (router name, rule, extra router keys)
 const ROUTERS: &[(&str, &str, &str)] = &[
@@ -192,7 +153,11 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
 
 #[test]
 fn rule_table_through_the_real_server() {
-    let backend = tagging_backend();
+    // Answers with the `X-Router` field it received (lower-cased), `-` without one.
+    let backend = backend("echo")
+        .answer(|r| Reply::ok(r.header("x-router").unwrap_or("-").to_ascii_lowercase()))
+        .start()
+        .addr;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("traefik.yml"), "entryPoints:\n  web:\n    address: \":80\"\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n").unwrap();
     let mut dynamic = String::from("http:\n  routers:\n");
@@ -205,12 +170,11 @@ fn rule_table_through_the_real_server() {
     dynamic.push_str(&format!("  services:\n    echo:\n      loadBalancer:\n        servers:\n          - url: \"http://{backend}\"\n"));
     std::fs::write(dir.path().join("dynamic.yml"), &dynamic).unwrap();
     let plan = bridge_tests::build_plan(dir.path(), "dev", "plan.json", &[]);
-    let (mut child, addrs) = bridge_tests::spawn_serving(
-        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-            .arg(&plan)
-            .args(["--bind", "web=127.0.0.1:0"]),
+    let (child, addrs) = bridge_tests::spawn_serving(
+        bridge_runtime(&plan).args(["--bind", "web=127.0.0.1:0"]),
         &["web"],
     );
+    let child = KillOnDrop(child);
     let web = addrs[0];
     let mut failures = Vec::new();
     for (target, host, extra, method, want) in CASES {
@@ -228,8 +192,7 @@ fn rule_table_through_the_real_server() {
             ));
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     assert!(CASES.len() >= 40, "the table holds {} cases", CASES.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -7,118 +7,17 @@
     reason = "test code: a panic is a test failure"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use bridge_tests::backends::{Backend, answers, backend};
+use bridge_tests::process::{KillOnDrop, bridge_runtime, bridgectl, signal, wait_exit};
 use bridge_tests::prod::{DOMAIN, Prod, curl, write_test_cert};
 use bridge_tests::repo_root;
-
-/// A tiny HTTP/1.1 backend: `/health/active` answers 200 while `active`, else 503; anything else
-/// answers `<name> <path>`.
-struct Backend {
-    addr: SocketAddr,
-    active: Arc<AtomicBool>,
-    /// When set, every connection is closed before any response byte (a crashed node).
-    dead: Arc<AtomicBool>,
-}
-
-fn backend(name: &'static str, active: bool) -> Backend {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let flag = Arc::new(AtomicBool::new(active));
-    let dead = Arc::new(AtomicBool::new(false));
-    let (f, d) = (flag.clone(), dead.clone());
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        // Polls so a "crash" can close the listening socket: new connections are then refused.
-        while !d.load(Ordering::SeqCst) {
-            match listener.accept() {
-                Ok((stream, _)) => {
-                    stream.set_nonblocking(false).unwrap();
-                    let (f, d) = (f.clone(), d.clone());
-                    std::thread::spawn(move || serve(stream, name, &f, &d));
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(2)),
-            }
-        }
-    });
-    Backend {
-        addr,
-        active: flag,
-        dead,
-    }
-}
-
-fn serve(stream: TcpStream, name: &str, active: &AtomicBool, dead: &AtomicBool) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut stream = stream;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if dead.load(Ordering::SeqCst) {
-            return; // drop the connection without answering
-        }
-        let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-        let mut xff = String::new();
-        let mut upgrade = false;
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                return;
-            }
-            if h.to_ascii_lowercase().starts_with("x-forwarded-for:") {
-                xff = h[16..].trim().to_owned();
-            }
-            if h.to_ascii_lowercase().starts_with("upgrade: websocket") {
-                upgrade = true;
-            }
-            if h == "\r\n" {
-                break;
-            }
-        }
-        if upgrade {
-            // Switch protocols, then echo every byte back (a raw tunnel, like a WebSocket echo).
-            let _ = stream.write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
-            let mut buf = [0u8; 1024];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => {
-                        if stream.write_all(&buf[..n]).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-        let (status, body) = if path == "/health/active" {
-            if active.load(Ordering::SeqCst) {
-                ("200 OK", "active".to_owned())
-            } else {
-                ("503 Service Unavailable", "standby".to_owned())
-            }
-        } else {
-            if path == "/slow" {
-                // A request still in flight when the proxy is told to stop.
-                std::thread::sleep(Duration::from_millis(1500));
-            }
-            ("200 OK", format!("{name} {path} xff={xff}"))
-        };
-        let resp = format!(
-            "HTTP/1.1 {status}\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        if stream.write_all(resp.as_bytes()).is_err() {
-            return;
-        }
-    }
-}
+use bridge_tests::tls::{TestCa, served_leaf, tls_connect, tls_get};
 
 fn get_raw(addr: SocketAddr, path: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -148,17 +47,11 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     (status, body)
 }
 
+/// A running `bridge-runtime`; killed when dropped.
 struct Runtime {
-    child: Child,
+    child: KillOnDrop,
     web: SocketAddr,
     api: SocketAddr,
-}
-
-impl Drop for Runtime {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start(a: &Backend, b: &Backend, dir: &std::path::Path) -> Runtime {
@@ -197,8 +90,7 @@ fn start_full(
     std::fs::write(dir.join("dynamic.yml"), dynamic).unwrap();
     let plan = bridge_tests::build_plan(dir, "dev", "plan.json", &[]);
     let (child, addrs) = bridge_tests::spawn_serving(
-        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-            .arg(&plan)
+        bridge_runtime(&plan)
             .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
             .args([
                 "--resolve",
@@ -209,7 +101,7 @@ fn start_full(
         &["web", "traefik"],
     );
     Runtime {
-        child,
+        child: KillOnDrop(child),
         web: addrs[0],
         api: addrs[1],
     }
@@ -230,7 +122,7 @@ fn wait_for(rt: &Runtime, want: &str, limit: Duration) -> Duration {
 
 #[test]
 fn only_the_active_node_gets_traffic_and_failover_follows_health() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let rt = start(&a, &b, dir.path());
     // Probed before traffic: from the first request on, only the active node answers.
@@ -282,32 +174,24 @@ fn only_the_active_node_gets_traffic_and_failover_follows_health() {
 
 #[test]
 fn unknown_routes_404_and_sigterm_exits_cleanly() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let mut rt = start(&a, &b, dir.path());
     assert_eq!(get(rt.web, "/anything").0, 200);
-    let pid = rt.child.id().to_string();
-    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-    assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Some(code) = rt.child.try_wait().unwrap() {
-            assert!(code.success(), "{code:?}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "runtime did not exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    signal(rt.child.id(), "-TERM");
+    let code = wait_exit(
+        &mut rt.child,
+        Duration::from_secs(15),
+        "runtime did not exit after SIGTERM",
+    );
+    assert!(code.success(), "{code:?}");
 }
 
 #[test]
 fn a_tampered_plan_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("plan.json");
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+    let out = bridgectl()
         .args(["build", "examples/scadabridge", "--profile", "dev", "--out"])
         .arg(&plan)
         .current_dir(repo_root())
@@ -318,10 +202,7 @@ fn a_tampered_plan_is_refused() {
         .unwrap()
         .replace("scadabridge-central-b", "evil");
     std::fs::write(&plan, t).unwrap();
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-        .arg(&plan)
-        .output()
-        .unwrap();
+    let out = bridge_runtime(&plan).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("hash"),
@@ -332,7 +213,7 @@ fn a_tampered_plan_is_refused() {
 
 #[test]
 fn middlewares_rewrite_paths_and_set_security_headers() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let rt = start_with(&a, &b, dir.path(), |d| {
         d.replace("        - web\n", "        - web\n      middlewares: [strip, secure]\n")
@@ -358,20 +239,12 @@ fn middlewares_rewrite_paths_and_set_security_headers() {
 
 #[test]
 fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let rt = start(&a, &b, dir.path());
     assert!(get(rt.web, "/ui").1.starts_with("a /ui"));
     let plan = dir.path().join("plan.json");
-    let hup = |rt: &Runtime| {
-        assert!(
-            Command::new("kill")
-                .args(["-HUP", &rt.child.id().to_string()])
-                .status()
-                .unwrap()
-                .success()
-        );
-    };
+    let hup = |rt: &Runtime| signal(rt.child.id(), "-HUP");
     // A tampered plan is rejected; the old one keeps serving.
     let good = std::fs::read_to_string(&plan).unwrap();
     std::fs::write(&plan, good.replace("/health/active", "/health/other")).unwrap();
@@ -386,7 +259,7 @@ fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
         .unwrap()
         .replace("PathPrefix(`/`)", "PathPrefix(`/app`)");
     std::fs::write(dir.path().join("dynamic.yml"), dynamic).unwrap();
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+    let out = bridgectl()
         .args(["build"])
         .arg(dir.path())
         .args(["--profile", "dev", "--out"])
@@ -406,7 +279,7 @@ fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
 
 #[test]
 fn a_crashed_node_loses_no_get_when_another_is_healthy() {
-    let (a, b) = (backend("a", true), backend("b", true));
+    let (a, b) = (backend("a").start(), backend("b").start());
     let dir = tempfile::tempdir().unwrap();
     // The seed's 5 s interval: the crash is noticed on live traffic, long before the next probe.
     let rt = start_with(&a, &b, dir.path(), |d| d);
@@ -428,7 +301,7 @@ fn a_crashed_node_loses_no_get_when_another_is_healthy() {
 
 #[test]
 fn basic_auth_guards_a_router() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let rt = start_with(&a, &b, dir.path(), |d| {
         d.replace("        - web\n", "        - web\n      middlewares: [auth]\n").replace(
@@ -465,7 +338,7 @@ fn basic_auth_guards_a_router() {
 
 #[test]
 fn redirect_allow_list_and_regex_strip_middlewares() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let routers = "    redir:\n      rule: \"PathPrefix(`/secure`)\"\n      service: central\n      entryPoints: [web]\n      middlewares: [to-https]\n    blocked:\n      rule: \"PathPrefix(`/admin`)\"\n      service: central\n      entryPoints: [web]\n      middlewares: [lan-only]\n    versioned:\n      rule: \"PathPrefix(`/v1`)\"\n      service: central\n      entryPoints: [web]\n      middlewares: [strip-version]\n";
     let middlewares = "  middlewares:\n    to-https:\n      redirectScheme:\n        scheme: https\n        permanent: true\n    lan-only:\n      ipAllowList:\n        sourceRange: [10.0.0.0/8]\n    strip-version:\n      stripPrefixRegex:\n        regex: [\"/v[0-9]+\"]\n";
@@ -496,7 +369,7 @@ fn redirect_allow_list_and_regex_strip_middlewares() {
 
 #[test]
 fn websocket_upgrades_are_tunnelled_both_ways() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let rt = start(&a, &b, dir.path());
     let mut s = TcpStream::connect(rt.web).unwrap();
@@ -533,7 +406,7 @@ fn websocket_echo(s: &mut (impl Read + Write), host: &str) {
 fn cold_start_with_the_active_node_dead_loses_nothing() {
     // a is "dead" (closes every connection), b is the active node: from the first request on,
     // everything must reach b — no request may go to a node that has not answered a probe.
-    let (a, b) = (backend("a", false), backend("b", true));
+    let (a, b) = (backend("a").active(false).start(), backend("b").start());
     a.dead.store(true, Ordering::SeqCst);
     let dir = tempfile::tempdir().unwrap();
     let rt = start(&a, &b, dir.path());
@@ -548,7 +421,7 @@ fn cold_start_with_the_active_node_dead_loses_nothing() {
 fn crash_with_promotion_three_seconds_later_then_recovery() {
     // The seed's story: a crashes, the cluster needs ~3 s to promote b; meanwhile Traefik's answer
     // is 503 "no available server"; after the promotion b serves within a quarter second.
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let rt = start_with(&a, &b, dir.path(), |d| d); // the seed's 5 s interval
     assert!(get(rt.web, "/ui").1.starts_with("a "));
@@ -573,7 +446,7 @@ fn crash_with_promotion_three_seconds_later_then_recovery() {
 
 #[test]
 fn bridgectl_run_checks_builds_and_serves_in_one_process() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let seed = repo_root().join("examples/scadabridge");
     std::fs::copy(seed.join("traefik.yml"), dir.path().join("traefik.yml")).unwrap();
@@ -588,8 +461,8 @@ fn bridgectl_run_checks_builds_and_serves_in_one_process() {
             &format!("scadabridge-central-b:{}", b.addr.port()),
         );
     std::fs::write(dir.path().join("dynamic.yml"), dynamic).unwrap();
-    let (mut child, addrs) = bridge_tests::spawn_serving(
-        Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+    let (child, addrs) = bridge_tests::spawn_serving(
+        bridgectl()
             .arg("run")
             .arg(dir.path())
             .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
@@ -601,34 +474,23 @@ fn bridgectl_run_checks_builds_and_serves_in_one_process() {
             ]),
         &["web"],
     );
+    let mut child = KillOnDrop(child);
     let web = addrs[0];
     assert!(get(web, "/ui").1.starts_with("a /ui"));
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
+    signal(child.id(), "-TERM");
+    let status = wait_exit(
+        &mut child,
+        Duration::from_secs(15),
+        "bridgectl run did not exit after SIGTERM",
     );
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "{status:?}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "bridgectl run did not exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(status.success(), "{status:?}");
 }
 
 #[test]
 fn with_a_hold_a_crash_then_promotion_loses_no_request() {
     // `bridge.services.central.hold`: while no node is healthy, requests wait for one instead of
     // getting 503. a crashes, b is promoted 1 s later: every request is answered by a node.
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let rt = start_with(&a, &b, dir.path(), |d| {
         format!("{d}\nbridge:\n  services:\n    central:\n      hold: 4s\n")
@@ -673,7 +535,12 @@ fn with_a_hold_a_crash_then_promotion_loses_no_request() {
 
 #[test]
 fn header_limits_and_timeouts_protect_the_entry_point() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    // The nodes answer without waiting for request bodies, so the body the client never finishes
+    // is only the entry point's business.
+    let (a, b) = (
+        backend("a").answer_before_body().start(),
+        backend("b").active(false).answer_before_body().start(),
+    );
     let dir = tempfile::tempdir().unwrap();
     let rt = start_full(
         &a,
@@ -743,33 +610,23 @@ fn header_limits_and_timeouts_protect_the_entry_point() {
 
 #[test]
 fn sigterm_drains_in_flight_requests_then_exits() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let mut rt = start(&a, &b, dir.path());
     let web = rt.web;
     let in_flight = std::thread::spawn(move || get(web, "/slow"));
     std::thread::sleep(Duration::from_millis(300));
-    let pid = rt.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    signal(rt.child.id(), "-TERM");
     // The request that was in flight completes normally.
     let (status, body) = in_flight.join().unwrap();
     assert_eq!(status, 200, "{body}");
     assert!(body.starts_with("a /slow"), "{body}");
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Some(code) = rt.child.try_wait().unwrap() {
-            assert!(code.success(), "{code:?}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "no exit after the drain");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let code = wait_exit(
+        &mut rt.child,
+        Duration::from_secs(15),
+        "no exit after the drain",
+    );
+    assert!(code.success(), "{code:?}");
     // Stopped: new connections are refused.
     assert!(TcpStream::connect(web).is_err());
 }
@@ -808,7 +665,7 @@ fn s_client(addr: SocketAddr, args: &[&str]) -> String {
 
 #[test]
 fn prod_profile_serves_https_with_redirect_hsts_secured_dashboard_and_failover() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let p = start_prod(&a, &b);
 
     // HTTPS, HTTP/1.1 and HTTP/2 (ALPN), to the active node, with HSTS.
@@ -900,43 +757,9 @@ fn prod_profile_serves_https_with_redirect_hsts_secured_dashboard_and_failover()
     }
 }
 
-/// A CA and certificates it signed, as PEM files in `dir`: `ca.crt`, `NAME.crt`, `NAME.key`.
-struct TestCa {
-    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
-}
-
-impl TestCa {
-    fn new(dir: &std::path::Path) -> TestCa {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "bridgectl test CA");
-        let cert = params.self_signed(&key).unwrap();
-        std::fs::write(dir.join("ca.crt"), cert.pem()).unwrap();
-        TestCa {
-            issuer: rcgen::Issuer::new(params, key),
-        }
-    }
-
-    fn issue(&self, dir: &std::path::Path, name: &str, sans: &[&str]) {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut params =
-            rcgen::CertificateParams::new(sans.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
-                .unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, name);
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).unwrap();
-        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
-    }
-}
-
 #[test]
 fn mutual_tls_accepts_only_clients_with_a_certificate_from_the_ca() {
-    let a = backend("a", true);
+    let a = backend("a").start();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ca = TestCa::new(d);
@@ -961,13 +784,11 @@ fn mutual_tls_accepts_only_clients_with_a_certificate_from_the_ca() {
     .unwrap();
     let plan = bridge_tests::build_plan(d, "dev", "plan.json", &[]);
     let (child, addrs) = bridge_tests::spawn_serving(
-        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-            .arg(&plan)
-            .args(["--bind", "websecure=127.0.0.1:0"]),
+        bridge_runtime(&plan).args(["--bind", "websecure=127.0.0.1:0"]),
         &["websecure"],
     );
     let _rt = Runtime {
-        child,
+        child: KillOnDrop(child),
         web: addrs[0],
         api: addrs[0],
     };
@@ -1005,106 +826,9 @@ fn mutual_tls_accepts_only_clients_with_a_certificate_from_the_ca() {
     );
 }
 
-/// Accepts any server certificate (the test only wants to see which one is served) but still
-/// checks the handshake signatures.
-#[derive(Debug)]
-struct AnyServerCert(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for AnyServerCert {
-    fn verify_server_cert(
-        &self,
-        _: &rustls::pki_types::CertificateDer<'_>,
-        _: &[rustls::pki_types::CertificateDer<'_>],
-        _: &rustls::pki_types::ServerName<'_>,
-        _: &[u8],
-        _: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
-
-fn tls_connect(addr: SocketAddr) -> TlsStream {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let cfg = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyServerCert(provider)))
-        .with_no_client_auth();
-    let conn = rustls::ClientConnection::new(Arc::new(cfg), DOMAIN.try_into().unwrap()).unwrap();
-    let tcp = TcpStream::connect(addr).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut s = rustls::StreamOwned::new(conn, tcp);
-    s.flush().unwrap();
-    while s.conn.is_handshaking() {
-        s.conn.complete_io(&mut s.sock).unwrap();
-    }
-    s
-}
-
-fn served_leaf(s: &TlsStream) -> Vec<u8> {
-    s.conn.peer_certificates().unwrap()[0].to_vec()
-}
-
-/// One keep-alive GET on an established TLS connection.
-fn tls_get(s: &mut TlsStream, path: &str) -> (u16, String) {
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {DOMAIN}\r\n\r\n").unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        s.read_exact(&mut byte).unwrap();
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-    let len: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0u8; len];
-    s.read_exact(&mut body).unwrap();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, String::from_utf8_lossy(&body).into_owned())
-}
-
 #[test]
 fn sighup_rotates_the_certificate_without_dropping_established_connections() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let p = start_prod(&a, &b);
     let mut kept = tls_connect(p.websecure);
     let first = served_leaf(&kept);
@@ -1112,14 +836,8 @@ fn sighup_rotates_the_certificate_without_dropping_established_connections() {
 
     // A new certificate at the same paths, then SIGHUP.
     write_test_cert(p.dir.path(), "bridge");
-    let pid = p.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let pid = p.child.id();
+    signal(pid, "-HUP");
     let started = Instant::now();
     let rotated = loop {
         let leaf = served_leaf(&tls_connect(p.websecure));
@@ -1139,13 +857,7 @@ fn sighup_rotates_the_certificate_without_dropping_established_connections() {
 
     // A broken certificate is rejected on reload: the rotated one keeps being served.
     std::fs::write(p.dir.path().join("bridge.crt"), "not a certificate").unwrap();
-    assert!(
-        Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    signal(pid, "-HUP");
     std::thread::sleep(Duration::from_millis(700));
     let mut fresh = tls_connect(p.websecure);
     assert_eq!(served_leaf(&fresh), rotated);
@@ -1169,7 +881,7 @@ fn request_raw(addr: SocketAddr, method: &str, path: &str, headers: &str) -> Str
 
 #[test]
 fn cors_preflights_are_answered_by_the_proxy_and_responses_get_allow_origin() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let rt = start_with(&a, &b, dir.path(), |d| {
         d.replace("        - web\n", "        - web\n      middlewares: [cors]\n")
@@ -1233,94 +945,6 @@ fn cors_preflights_are_answered_by_the_proxy_and_responses_get_allow_origin() {
     );
 }
 
-/// A hyper backend (HTTP/1.1 and HTTP/2, TLS with `tls = Some((cert, key))` and ALPN h2 +
-/// http/1.1, else plain with h2c prior knowledge) answering `<name> <version> host=<host> <path>`;
-/// a path ending in `/slow` waits 1.5 s first.
-fn hyper_backend(
-    name: &'static str,
-    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
-) -> SocketAddr {
-    use http_body_util::Full;
-    use hyper_util::rt::{TokioExecutor, TokioIo};
-    use rustls::pki_types::pem::PemObject;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let acceptor = tls.map(|(cert, key)| {
-        let chain = rustls::pki_types::CertificateDer::pem_file_iter(cert)
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap();
-        let key = rustls::pki_types::PrivateKeyDer::from_pem_file(key).unwrap();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .unwrap();
-        cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        tokio_rustls::TlsAcceptor::from(Arc::new(cfg))
-    });
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            loop {
-                let Ok((tcp, _)) = listener.accept().await else {
-                    continue;
-                };
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(
-                        move |req: hyper::Request<hyper::body::Incoming>| async move {
-                            if req.uri().path().ends_with("/slow") {
-                                tokio::time::sleep(Duration::from_millis(1500)).await;
-                            }
-                            let host = req
-                                .uri()
-                                .authority()
-                                .map(|a| a.as_str().to_owned())
-                                .or_else(|| {
-                                    req.headers()
-                                        .get("host")
-                                        .and_then(|h| h.to_str().ok())
-                                        .map(str::to_owned)
-                                })
-                                .unwrap_or_default();
-                            let body = format!(
-                                "{name} {:?} host={host} {}",
-                                req.version(),
-                                req.uri().path()
-                            );
-                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                                bytes::Bytes::from(body),
-                            )))
-                        },
-                    );
-                    let builder =
-                        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-                    match acceptor {
-                        Some(a) => {
-                            if let Ok(s) = a.accept(tcp).await {
-                                let _ = builder.serve_connection(TokioIo::new(s), svc).await;
-                            }
-                        }
-                        None => {
-                            let _ = builder.serve_connection(TokioIo::new(tcp), svc).await;
-                        }
-                    }
-                });
-            }
-        });
-    });
-    addr
-}
-
 fn build_and_serve(
     d: &std::path::Path,
     static_yml: &str,
@@ -1331,14 +955,13 @@ fn build_and_serve(
     std::fs::write(d.join("dynamic.yml"), dynamic_yml).unwrap();
     let plan = bridge_tests::build_plan(d, "dev", "plan.json", &[]);
     let (child, addrs) = bridge_tests::spawn_serving(
-        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-            .arg(&plan)
+        bridge_runtime(&plan)
             .args(["--bind", "web=127.0.0.1:0", "--bind", "traefik=127.0.0.1:0"])
             .args(extra),
         &["web", "traefik"],
     );
     Runtime {
-        child,
+        child: KillOnDrop(child),
         web: addrs[0],
         api: addrs[1],
     }
@@ -1350,8 +973,14 @@ fn https_and_h2c_servers_with_servers_transports() {
     let d = dir.path();
     let ca = TestCa::new(d);
     ca.issue(d, "backend", &["backend.test"]);
-    let tls = hyper_backend("tls", Some((d.join("backend.crt"), d.join("backend.key"))));
-    let h2c = hyper_backend("h2c", None);
+    let tls = backend("tls")
+        .tls(&d.join("backend.crt"), &d.join("backend.key"))
+        .answer(answers::version_and_host)
+        .start();
+    let h2c = backend("h2c")
+        .h2c()
+        .answer(answers::version_and_host)
+        .start();
     let ca_file = d.join("ca.crt").to_string_lossy().into_owned();
     let (t, c) = (tls.port(), h2c.port());
     let route = |name: &str| {
@@ -1468,100 +1097,13 @@ fn https_and_h2c_servers_with_servers_transports() {
     );
 }
 
-/// An HTTP/1.1 backend that reads bodies (Content-Length), records `METHOD path host=H body` and
-/// answers `<name> <METHOD> <path> <body>` after `delay`.
-/// A keep-alive HTTP/1.1 backend: for each request, `answer` gets the request line and the
-/// field lines as sent (each ending in CRLF) and the body (by `Content-Length`), and returns the
-/// status line's reason phrase part (`200 OK`), extra header lines and the body to send.
-fn http_backend(
-    answer: impl Fn(&str, &str, &[u8]) -> (String, String, String) + Send + Sync + 'static,
-) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let answer = Arc::new(answer);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let answer = answer.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let (mut head, mut len) = (String::new(), 0usize);
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if h == "\r\n" {
-                            break;
-                        }
-                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                        head.push_str(&h);
-                    }
-                    let mut body = vec![0u8; len];
-                    if reader.read_exact(&mut body).is_err() {
-                        return;
-                    }
-                    let (status, fields, body) = answer(line.trim_end(), &head, &body);
-                    let resp = format!(
-                        "HTTP/1.1 {status}\r\n{fields}Content-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    if stream.write_all(resp.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
-
-/// A backend answering `<name> <method> <path> <body>` after `delay`, recording
-/// `<method> <path> host=<host> <body>` for each request.
-fn recording_backend(
-    name: &'static str,
-    delay: Duration,
-) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let addr = http_backend(move |line, head, body| {
-        let mut parts = line.split_whitespace();
-        let method = parts.next().unwrap_or("");
-        let path = parts.next().unwrap_or("");
-        let host = head
-            .lines()
-            .find_map(|h| {
-                h.to_ascii_lowercase()
-                    .strip_prefix("host:")
-                    .map(|v| v.trim().to_owned())
-            })
-            .unwrap_or_default();
-        let body = String::from_utf8_lossy(body);
-        log.lock()
-            .unwrap()
-            .push(format!("{method} {path} host={host} {body}"));
-        std::thread::sleep(delay);
-        (
-            "200 OK".into(),
-            String::new(),
-            format!("{name} {method} {path} {body}"),
-        )
-    });
-    (addr, seen)
-}
-
 #[test]
 fn mirroring_copies_a_share_of_requests_without_delaying_the_main_response() {
-    let (main, main_seen) = recording_backend("main", Duration::ZERO);
-    let (copy, copy_seen) = recording_backend("copy", Duration::from_secs(2));
+    let main = backend("main").answer(answers::method_target_body).start();
+    let copy = backend("copy")
+        .answer(answers::method_target_body)
+        .delay(Duration::from_secs(2))
+        .start();
     let closed = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -1605,24 +1147,24 @@ fn mirroring_copies_a_share_of_requests_without_delaying_the_main_response() {
         started.elapsed()
     );
     let deadline = Instant::now() + Duration::from_secs(5);
-    while copy_seen.lock().unwrap().len() < 2 && Instant::now() < deadline {
+    while copy.seen().len() < 2 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(200));
     // /p3's body is over maxBodySize: not mirrored at all (it still reached the main service).
     assert_eq!(
-        *copy_seen.lock().unwrap(),
+        copy.seen(),
         [
             "POST /p1 host=scadabridge.local small",
             "GET /p5 host=scadabridge.local "
         ]
     );
-    assert_eq!(main_seen.lock().unwrap().len(), 5);
+    assert_eq!(main.seen().len(), 5);
 }
 
 #[test]
 fn metrics_pass_promtool_and_the_access_log_records_every_request() {
-    let (a, b) = (backend("a", true), backend("b", false));
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("access.log");
     let log_for_config = log_path.to_string_lossy().into_owned();
@@ -1738,21 +1280,9 @@ fn metrics_pass_promtool_and_the_access_log_records_every_request() {
     );
 }
 
-/// A backend that answers with the request head it received (request line and every field line
-/// as sent), then `--`, then the body; its own answer carries hop-by-hop fields of its own.
-fn head_echo_backend() -> SocketAddr {
-    http_backend(|line, head, body| {
-        (
-            "200 OK".into(),
-            "Connection: keep-alive, X-Upstream-Only\r\nX-Upstream-Only: 1\r\n".into(),
-            format!("{line}\r\n{head}--\r\n{}", String::from_utf8_lossy(body)),
-        )
-    })
-}
-
 #[test]
 fn the_upstream_gets_traefiks_request_head_with_and_without_a_body() {
-    let echo = head_echo_backend();
+    let echo = backend("echo").answer(answers::head_echo).start();
     let dir = tempfile::tempdir().unwrap();
     let dynamic = format!(
         "http:\n  routers:\n    keep:\n      rule: \"PathPrefix(`/keep`)\"\n      service: keep\n    own:\n      rule: \"PathPrefix(`/own`)\"\n      service: own\n  services:\n    keep:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{port}\"\n    own:\n      loadBalancer:\n        passHostHeader: false\n        servers:\n          - url: \"http://127.0.0.1:{port}\"\n",
@@ -1806,7 +1336,7 @@ fn the_upstream_gets_traefiks_request_head_with_and_without_a_body() {
     }
 }
 
-/// Checks the head echoed by [`head_echo_backend`].
+/// Checks the head echoed by [`answers::head_echo`].
 fn check_upstream_head(echoed: &str, method: &str, path: &str, body: &str, host: &str) {
     let (head, got_body) = echoed.split_once("--\r\n").unwrap();
     assert_eq!(got_body, body);
@@ -1852,8 +1382,8 @@ fn check_upstream_head(echoed: &str, method: &str, path: &str, body: &str, host:
 
 #[test]
 fn mirroring_below_weighted_and_failover_services_copies_requests() {
-    let (main, main_seen) = recording_backend("main", Duration::ZERO);
-    let (copy, copy_seen) = recording_backend("copy", Duration::ZERO);
+    let main = backend("main").answer(answers::method_target_body).start();
+    let copy = backend("copy").answer(answers::method_target_body).start();
     let dir = tempfile::tempdir().unwrap();
     // Routers reach the mirroring service `shadow` only through a weighted and a failover
     // service; `direct` goes to `main` without it.
@@ -1873,12 +1403,12 @@ fn mirroring_below_weighted_and_failover_services_copies_requests() {
     assert_eq!(raw.split("\r\n\r\n").nth(1), Some("main POST /f/2 body"));
     assert_eq!(get(rt.web, "/d/3").1, "main GET /d/3 ");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while copy_seen.lock().unwrap().len() < 2 && Instant::now() < deadline {
+    while copy.seen().len() < 2 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(200));
     // Copies are sent from their own tasks: their order is not the requests' order.
-    let mut copies = copy_seen.lock().unwrap().clone();
+    let mut copies = copy.seen();
     copies.sort();
     assert_eq!(
         copies,
@@ -1887,5 +1417,5 @@ fn mirroring_below_weighted_and_failover_services_copies_requests() {
             "POST /f/2 host=scadabridge.local body"
         ]
     );
-    assert_eq!(main_seen.lock().unwrap().len(), 3);
+    assert_eq!(main.seen().len(), 3);
 }

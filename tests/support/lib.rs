@@ -1,11 +1,24 @@
-//! Helpers shared by the end-to-end tests: locating the repository, running `check` in-process, and
-//! turning a report into stable `severity code file:line` lines that expectation files list.
+//! The test crate's support library: what the test targets share.
+//!
+//! - this file: locating the repository, running `check` in-process, turning a report into the
+//!   stable `severity code file:line` lines expectation files list, building a plan;
+//! - [`backends`]: one configurable HTTP backend (health endpoint, crash, WebSocket echo, HTTP/2,
+//!   TLS, recording, custom answers);
+//! - [`tls`]: a test CA, a client that shows which certificate is served, server configurations;
+//! - [`process`]: the binaries under test, serving processes, signals, exits, kill-on-drop guards;
+//! - [`sim`]: the two simulated ScadaBridge nodes (the demo and the appliance tests);
+//! - [`prod`]: the prod profile of the example served for real.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 
+pub mod backends;
+pub mod process;
 pub mod prod;
 pub mod sim;
+pub mod tls;
+
+pub use process::spawn_serving;
 
 use bridgectl::check::{CheckOptions, CheckReport, check};
 use bridgectl::diag::Severity;
@@ -53,47 +66,11 @@ pub fn human(report: &CheckReport) -> String {
     out
 }
 
-/// Spawns a serving process (`bridge-runtime`, `bridgectl run`) with stderr piped and waits (at most
-/// 20 s) until it has announced every entry point in `entrypoints`; returns their addresses in
-/// that order. The rest of stderr keeps being drained so the process never blocks on it.
-pub fn spawn_serving(
-    cmd: &mut std::process::Command,
-    entrypoints: &[&str],
-) -> (std::process::Child, Vec<std::net::SocketAddr>) {
-    use std::io::BufRead;
-    let mut child = cmd
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let Some(stderr) = child.stderr.take() else {
-        panic!("stderr is piped")
-    };
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let mut found: Vec<Option<std::net::SocketAddr>> = vec![None; entrypoints.len()];
-    while found.iter().any(Option::is_none) && std::time::Instant::now() < deadline {
-        let Some(Ok(line)) = lines.next() else { break };
-        for (i, ep) in entrypoints.iter().enumerate() {
-            let prefix = format!("bridge-runtime: entry point {ep} listening on ");
-            if let Some(rest) = line.strip_prefix(&prefix) {
-                found[i] = rest.trim().parse().ok();
-            }
-        }
-    }
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    let addrs = found
-        .into_iter()
-        .zip(entrypoints)
-        .map(|(a, ep)| a.unwrap_or_else(|| panic!("the process did not announce entry point {ep}")))
-        .collect();
-    (child, addrs)
-}
-
 /// Runs `bridgectl build DIR --profile PROFILE --out DIR/<out> [extra...]` and returns the plan's
 /// path; panics with bridgectl's diagnostics when the build fails.
 pub fn build_plan(dir: &Path, profile: &str, out: &str, extra: &[&str]) -> PathBuf {
     let plan = dir.join(out);
-    let result = std::process::Command::new(assert_cmd::cargo::cargo_bin("bridgectl"))
+    let result = process::bridgectl()
         .arg("build")
         .arg(dir)
         .args(["--profile", profile, "--out"])

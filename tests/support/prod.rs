@@ -11,8 +11,9 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 
+use crate::process::{KillOnDrop, bridge_runtime};
 use crate::repo_root;
 
 /// The host name the test certificate covers.
@@ -35,7 +36,8 @@ pub fn write_test_cert(dir: &Path, name: &str) {
 /// A running prod deployment; the process is killed when this is dropped.
 #[derive(Debug)]
 pub struct Prod {
-    pub child: Child,
+    /// The `bridge-runtime` process.
+    pub child: KillOnDrop,
     /// `web` (plain HTTP, redirects to HTTPS).
     pub web: SocketAddr,
     /// `websecure` (HTTPS, the routers of the example).
@@ -44,13 +46,6 @@ pub struct Prod {
     pub api: SocketAddr,
     /// Holds the configuration, the plan, `bridge.crt`/`bridge.key` and `dashboard.htpasswd`.
     pub dir: tempfile::TempDir,
-}
-
-impl Drop for Prod {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Builds the prod profile of the example with its two nodes on 127.0.0.1:`a_port` and
@@ -89,8 +84,7 @@ pub fn start_prod(a_port: u16, b_port: u16) -> Prod {
     let args: Vec<&str> = vars.iter().flat_map(|v| ["--var", v.as_str()]).collect();
     let plan = crate::build_plan(d, "prod", "plan.json", &args);
     let (child, addrs) = crate::spawn_serving(
-        Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
-            .arg(&plan)
+        bridge_runtime(&plan)
             .args([
                 "--bind",
                 "web=127.0.0.1:0",
@@ -108,7 +102,7 @@ pub fn start_prod(a_port: u16, b_port: u16) -> Prod {
         &["web", "websecure", "traefik"],
     );
     Prod {
-        child,
+        child: KillOnDrop(child),
         web: addrs[0],
         websecure: addrs[1],
         api: addrs[2],

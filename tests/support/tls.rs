@@ -1,0 +1,183 @@
+//! TLS for the end-to-end tests: a test CA issuing certificates as PEM files, a rustls client that
+//! accepts any server certificate (to see which one is served), and server configurations for
+//! HTTPS backends.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a panic is a test failure"
+)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::pki_types::pem::PemObject;
+
+use crate::prod::DOMAIN;
+
+/// A CA and certificates it signed, as PEM files in `dir`: `ca.crt`, `NAME.crt`, `NAME.key`.
+pub struct TestCa {
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+impl std::fmt::Debug for TestCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TestCa")
+    }
+}
+
+impl TestCa {
+    /// A new CA; writes its certificate to `dir/ca.crt`.
+    pub fn new(dir: &Path) -> TestCa {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "bridgectl test CA");
+        let cert = params.self_signed(&key).unwrap();
+        std::fs::write(dir.join("ca.crt"), cert.pem()).unwrap();
+        TestCa {
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    /// Issues a certificate for `sans` (none: a client certificate) as `dir/NAME.crt` and
+    /// `dir/NAME.key`.
+    pub fn issue(&self, dir: &Path, name: &str, sans: &[&str]) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params =
+            rcgen::CertificateParams::new(sans.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+                .unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
+    }
+}
+
+/// A rustls server configuration serving the chain and key of these PEM files with these ALPN
+/// protocols.
+pub fn server_config(cert: &Path, key: &Path, alpn: &[&[u8]]) -> rustls::ServerConfig {
+    let chain = rustls::pki_types::CertificateDer::pem_file_iter(cert)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_file(key).unwrap();
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    cfg
+}
+
+/// Accepts any server certificate (the test only wants to see which one is served) but still
+/// checks the handshake signatures.
+#[derive(Debug)]
+pub struct AnyServerCert(pub Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyServerCert {
+    fn verify_server_cert(
+        &self,
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &[rustls::pki_types::CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// A TLS client connection over TCP.
+pub type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
+
+/// Connects to `addr` with SNI [`DOMAIN`], accepting any server certificate; the handshake is
+/// complete on return.
+pub fn tls_connect(addr: SocketAddr) -> TlsStream {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let cfg = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyServerCert(provider)))
+        .with_no_client_auth();
+    let conn = rustls::ClientConnection::new(Arc::new(cfg), DOMAIN.try_into().unwrap()).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    s.flush().unwrap();
+    while s.conn.is_handshaking() {
+        s.conn.complete_io(&mut s.sock).unwrap();
+    }
+    s
+}
+
+/// The leaf certificate the server presented (DER).
+pub fn served_leaf(s: &TlsStream) -> Vec<u8> {
+    s.conn.peer_certificates().unwrap()[0].to_vec()
+}
+
+/// One keep-alive GET for `path` with `Host: DOMAIN` on an established TLS connection: (status,
+/// body).
+pub fn tls_get(s: &mut TlsStream, path: &str) -> (u16, String) {
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {DOMAIN}\r\n\r\n").unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).unwrap();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
