@@ -259,6 +259,7 @@ pub struct Server {
     pub weight: Option<i64>,
     /// Keeps the path of the server URL as a prefix of the forwarded path (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub preserve_path: Option<bool>,
 }
 
@@ -322,6 +323,7 @@ pub struct PassiveHealthCheck {
 pub struct ResponseForwarding {
     /// Interval between flushes while copying the body; negative flushes after every write (default: 100ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub flush_interval: Option<Duration>,
 }
 
@@ -446,6 +448,7 @@ pub struct Failover {
     pub health_check: Option<ServiceHealthCheck>,
     /// Status-code-based failover: main responses in these ranges are replayed to the fallback (v3.7+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub errors: Option<FailoverErrors>,
 }
 
@@ -1434,6 +1437,7 @@ pub struct TlsOptions {
     pub cipher_suites: Option<Vec<String>>,
     /// Elliptic curves in preference order, e.g. `CurveP521`, `X25519` (default: Go's defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub curve_preferences: Option<Vec<String>>,
     /// Client certificate authentication (mTLS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1447,6 +1451,7 @@ pub struct TlsOptions {
     pub alpn_protocols: Option<Vec<String>>,
     /// Disables TLS session tickets (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub disable_session_tickets: Option<bool>,
     /// Deprecated and without effect since Go 1.17.
     #[serde(default, skip_serializing_if = "Option::is_none")]

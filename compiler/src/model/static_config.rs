@@ -209,6 +209,7 @@ pub struct EntryPoint {
 
     /// Per-entry-point defaults for access logs, metrics and tracing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub observability: Option<EntryPointObservability>,
 }
 
@@ -226,10 +227,12 @@ pub struct EntryPointsTransport {
 
     /// Maximum lifetime of a keep-alive connection (default 0 = unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub keep_alive_max_time: Option<Duration>,
 
     /// Maximum number of requests on one keep-alive connection (default 0 = unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub keep_alive_max_requests: Option<i64>,
 }
 
@@ -302,6 +305,7 @@ pub struct ForwardedHeaders {
 
     /// Headers listed in `Connection` that survive the middleware chain before being removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub connection: Option<Vec<String>>,
 
     /// Stops appending the client address to `X-Forwarded-For` (default false: append).
@@ -332,14 +336,17 @@ pub struct EntryPointHttp {
 
     /// Encoded characters allowed in request paths (each default false: rejected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub encoded_characters: Option<EncodedCharacters>,
 
     /// URL-encodes semicolons in the query string (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub encode_query_semicolons: Option<bool>,
 
     /// Removes `/./`, `/../` and duplicate slashes from request paths (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub sanitize_path: Option<bool>,
 
     /// Maximum size of request headers in bytes (default 1048576).
@@ -348,6 +355,7 @@ pub struct EntryPointHttp {
 
     /// Handling of request headers with underscores: `keep`, `delete` or `reject`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub underscore_headers_strategy: Option<String>,
 }
 
@@ -378,6 +386,7 @@ pub struct RedirectEntryPoint {
 
     /// Priority of the generated redirect router (default MaxInt-1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub priority: Option<i64>,
 }
 
@@ -450,6 +459,7 @@ pub struct EncodedCharacters {
 pub struct Http2Config {
     /// Concurrent streams a client may open per connection (default 250).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub max_concurrent_streams: Option<i32>,
 
     /// Maximum HPACK header table size when decoding client headers (default 4096).
@@ -527,6 +537,7 @@ pub struct Api {
 
     /// Serves the `/debug` endpoints (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub debug: Option<bool>,
 
     /// Base path of the API and dashboard, matching `^/[a-zA-Z0-9/_.:~-]*$` (default `/`).
@@ -557,6 +568,7 @@ pub struct Ping {
 
     /// Status returned by `/ping` during graceful shutdown (default 503).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub terminating_status_code: Option<i64>,
 }
 
