@@ -3,7 +3,7 @@
 //!
 //! - Crypto: the aws-lc-rs provider, passed explicitly to every config (and installed as the
 //!   process default at start by [`install_provider`]), so a dependency enabling `ring` cannot
-//!   change what is used. Notes in `shared/docs/dependencies.md` §4.
+//!   change what is used (aws-lc-rs is rustls's default and the FIPS-capable one).
 //! - Certificates: PEM files read at load (and again on every SIGHUP reload, so a rotated
 //!   certificate is picked up; a bad one fails the reload and the old one keeps serving). The key
 //!   must match the certificate.
