@@ -325,12 +325,44 @@ async fn write_response<I>(
 where
     I: AsyncWrite + Unpin,
 {
-    let (parts, mut body) = resp.into_parts();
+    let (parts, body) = resp.into_parts();
     let status = parts.status;
     let bodyless = head_request
         || status.is_informational()
         || status == StatusCode::NO_CONTENT
         || status == StatusCode::NOT_MODIFIED;
+    let (keep, mut length) = encode_head(out, &parts, close);
+    if bodyless {
+        out.extend_from_slice(b"\r\n");
+        drop(body);
+        io.write_all(out).await?;
+        io.flush().await?;
+        return Ok(keep);
+    }
+    if length.is_none()
+        && let Some(n) = body.size_hint().exact()
+    {
+        length = Some(n);
+        // Written in place: no string per response.
+        let _ = write!(out, "content-length: {n}\r\n");
+    }
+    if length.is_none() {
+        put_field(out, b"transfer-encoding", b"chunked");
+    }
+    out.extend_from_slice(b"\r\n");
+    write_body(io, out, body, length, keep).await
+}
+
+/// The interim responses, the status line and the fields of a response, without the empty line
+/// that ends the head: hop-by-hop framing fields left out, one `Content-Length` at most, `Date`
+/// added when missing, `Connection: close` when the client asked to close. Returns whether the
+/// connection may be kept and the announced length.
+fn encode_head(
+    out: &mut Vec<u8>,
+    parts: &http::response::Parts,
+    close: bool,
+) -> (bool, Option<u64>) {
+    let status = parts.status;
     let mut keep = true;
     // Interim responses the server sent first go out first (RFC 9110 §15.2).
     if let Some(interims) = parts.extensions.get::<crate::http1::client::Interims>() {
@@ -352,7 +384,6 @@ where
     out.extend_from_slice(status.canonical_reason().unwrap_or("").as_bytes());
     out.extend_from_slice(b"\r\n");
     let mut length: Option<u64> = None;
-    let mut has_length = false;
     let mut has_date = false;
     for (name, value) in &parts.headers {
         if name == header::TRANSFER_ENCODING {
@@ -363,10 +394,7 @@ where
                 continue;
             }
             match crate::http1::client::parse_decimal(value.as_bytes()) {
-                Some(n) if !has_length => {
-                    length = Some(n);
-                    has_length = true;
-                }
+                Some(n) if length.is_none() => length = Some(n),
                 // A second or unreadable length: send neither, frame the body by itself.
                 _ => continue,
             }
@@ -389,25 +417,23 @@ where
         put_field(out, b"connection", b"close");
         keep = false;
     }
-    if bodyless {
-        out.extend_from_slice(b"\r\n");
-        drop(body);
-        io.write_all(out).await?;
-        io.flush().await?;
-        return Ok(keep);
-    }
-    if length.is_none()
-        && let Some(n) = body.size_hint().exact()
-    {
-        length = Some(n);
-        // Written in place: no string per response.
-        let _ = write!(out, "content-length: {n}\r\n");
-    }
+    (keep, length)
+}
+
+/// The body of a response whose head is in `out`: the head goes out with the first piece of
+/// the body when that is ready now (a complete small response is one write), chunked when no
+/// length was announced, cut (and the connection closed) past the announced length.
+async fn write_body<I>(
+    io: &mut I,
+    out: &mut Vec<u8>,
+    mut body: crate::body::Body,
+    length: Option<u64>,
+    mut keep: bool,
+) -> std::io::Result<bool>
+where
+    I: AsyncWrite + Unpin,
+{
     let chunked = length.is_none();
-    if chunked {
-        put_field(out, b"transfer-encoding", b"chunked");
-    }
-    out.extend_from_slice(b"\r\n");
     let mut left = length.unwrap_or(0);
     // The head goes out with the first piece of the body when that is ready now (a complete
     // small response is one write); a body still on its way gets its head sent first.
