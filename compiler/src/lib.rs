@@ -1,12 +1,19 @@
-//! bridgectl's compiler: Traefik-compatible YAML in, located diagnostics (and later a frozen plan) out.
+//! bridgectl's compiler: Traefik-compatible YAML in, located diagnostics and a frozen routing plan
+//! (`bridge_plan::Plan`) out.
 //!
 //! ```text
-//! file text ─template─▶ yaml::Node (spans) ─canon─▶ serde_json::Value + places
-//!      ─validate (jsonschema, generated from model)─▶ model::{StaticConfig, DynamicConfig}
-//!      ─semantic (references, rules, files, hashes)─▶ Vec<Diagnostic> ─render─▶ human/json/github/sarif
+//! check: files (DIR = /etc/traefik) ─template─▶ text ─yaml─▶ yaml::Node (spans)
+//!   ─canon─▶ serde_json::Value + places ─validate (jsonschema, generated from model)─▶
+//!   model::{StaticConfig, DynamicConfig}   (profile: overlays merged, one more dynamic file)
+//!   ─policy (transforms)─▶ loaded::{Loaded, Symbols}
+//!   ─semantic (references, rules, files, hashes) + policy (profile policy)─▶ Vec<Diagnostic>
+//!   ─render─▶ human/json/github/sarif                            (`bridgectl check` stops here)
+//! build: ─resolve (Traefik's defaults, chains flattened)─▶ Plan ─emit─▶ plan.json
+//! explain, diff: plan.json ─bridge_plan::load_verified─▶ text for reviews
 //! ```
 //! `check` drives the stages over all files; every stage records diagnostics and carries on, so one run
-//! reports every problem.
+//! reports every problem. `loaded` holds what was read and the one index of its names, which the
+//! checks, the policy and resolution share.
 #![forbid(unsafe_code)]
 
 pub mod canon;

@@ -6,7 +6,7 @@
 //! References are global across the dynamic files, as in Traefik's file provider: every name is
 //! looked up in the one index, [`Symbols`], built before the checks run.
 //!
-//! One checker, [`Ctx`], spread over one `impl` block per file: this file holds the context, its
+//! One checker, `Ctx`, spread over one `impl` block per file: this file holds the context, its
 //! location and reporting helpers, the duplicate names and the reference checks (`entity_ref`,
 //! `tls_option_ref`, cycles); `static_config`, `routers`, `services`, `middlewares`, `tls` and
 //! `bridge` check one part of the configuration each, and `values` has the value parsers they and
