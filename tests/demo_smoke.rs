@@ -1,5 +1,6 @@
-//! The README's demo starts, serves the bundled example through the simulated nodes, reacts to a
-//! failover command, and exits when its input ends.
+//! The README's demo (`cargo run -p bridge-tests --example scadabridge-demo`) starts, serves the
+//! bundled example through the simulated nodes, reacts to a failover command, and exits when its
+//! input ends.
 
 #![allow(
     clippy::unwrap_used,
@@ -9,8 +10,44 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The demo's executable, built for this run.
+///
+/// The demo is a cargo example, and cargo gives tests a `CARGO_BIN_EXE_*` path for binaries only.
+/// `cargo test` builds the package's examples too, but not when targets are selected
+/// (`cargo test --test demo_smoke`), so a file under `target/<profile>/examples/` may be missing
+/// or stale. This runs `cargo build --example scadabridge-demo` with the cargo that runs the
+/// tests, into this test binary's target directory and profile: a no-op when `cargo test` already
+/// built it (cargo holds no lock on the target directory while tests run), a build otherwise.
+fn demo_binary() -> PathBuf {
+    // <target dir>/<profile dir>/deps/demo_smoke-<hash>
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    let target_dir = profile_dir.parent().unwrap();
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev",
+        Some(other) => other,
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "--locked", "-p", "bridge-tests"])
+        .args(["--example", "scadabridge-demo", "--profile", profile])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "cargo build --example scadabridge-demo failed"
+    );
+    profile_dir
+        .join("examples")
+        .join(format!("scadabridge-demo{}", std::env::consts::EXE_SUFFIX))
+}
 
 fn get(addr: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -27,7 +64,7 @@ fn get(addr: &str) -> String {
 
 #[test]
 fn demo_serves_the_example_and_fails_over_on_command() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scadabridge-demo"))
+    let mut child = Command::new(demo_binary())
         .args([
             "--web",
             "127.0.0.1:0",

@@ -1,6 +1,6 @@
 //! One configurable HTTP backend for the end-to-end tests, on 127.0.0.1 with a free port.
 //!
-//! ```ignore
+//! ```text
 //! let a = backend("a").start();                       // `a /ui xff=127.0.0.1`, /health/active 200
 //! let b = backend("b").active(false).start();         // /health/active 503 until b.active is set
 //! let copy = backend("copy").answer(answers::method_target_body).delay(Duration::from_secs(2)).start();

@@ -1,4 +1,6 @@
 //! `scadabridge-demo`: the seed's topology on one machine, to watch failover happen.
+//! `cargo run -p bridge-tests --example scadabridge-demo` (an example of the test crate, which holds
+//! the simulated nodes; `tests/demo_smoke.rs` runs it).
 //!
 //! Two simulated ScadaBridge central nodes on loopback aliases (127.0.0.2 and 127.0.0.3, port 5000)
 //! answer `/health/active` (200 only on the active node — the oldest Up member), `/health/ready`,
