@@ -296,6 +296,7 @@ nginx_paths() {
 # check on HEALTH_PATH, default /health/active, with a 3 s timeout) and builds DIR/plan.json with
 # `bridgectl build --profile dev`. Serve it with
 #   bridge-runtime DIR/plan.json --bind web=127.0.0.1:PORT
+# BRIDGE_PLAN_CTL: another build's bridgectl (for that build's runtime, whose plan version may differ).
 bridge_plan() {
   local dir=$1 interval="" hpath=/health/active s
   shift
@@ -336,7 +337,7 @@ YML
     echo "        servers:"
     for s in "$@"; do echo "          - url: \"http://$s\""; done
   } >"$dir/dynamic.yml"
-  "$BRIDGECTL_BIN" build "$dir" --profile dev --out "$dir/plan.json" >"$dir/build.log" 2>&1 ||
+  "${BRIDGE_PLAN_CTL:-$BRIDGECTL_BIN}" build "$dir" --profile dev --out "$dir/plan.json" >"$dir/build.log" 2>&1 ||
     { cat "$dir/build.log" >&2; die "bridgectl build $dir failed"; }
 }
 

@@ -9,6 +9,8 @@
 #   caddy    Caddy's reverse_proxy, HTTP/1.1 only, keep-alive pool, active check every 5 s
 #            (left out with a note when caddy is not installed)
 #   bridge   bridge-runtime serving a plan built by bridgectl from a one-router Traefik file
+#   bridge-b the same with the binaries in BRIDGE_B_BIN_DIR (another build, for an A/B in one
+#            run; its own bridgectl builds its plan, so builds of other plan versions work)
 # The backend is nginx answering "ok" (one process, no logs, keep-alive connections never
 # recycled). For every row and repetition: wait for a quiet machine, fresh backend, fresh proxy,
 # a check that GET / answers "ok" through it, 1 s idle, RSS idle, a warm-up wrk run, the measured
@@ -54,7 +56,7 @@ done
 PORT_BASE=${PORT_BASE:-18080}
 BE_PORT=$PORT_BASE
 declare -A PORT=([direct]=$BE_PORT [nginx]=$((PORT_BASE + 1)) [haproxy]=$((PORT_BASE + 2))
-  [caddy]=$((PORT_BASE + 3)) [bridge]=$((PORT_BASE + 4)))
+  [caddy]=$((PORT_BASE + 3)) [bridge]=$((PORT_BASE + 4)) [bridge-b]=$((PORT_BASE + 5)))
 HEALTH_INTERVAL=${HEALTH_INTERVAL:-5s}
 QUIET_MAX_PCT=${QUIET_MAX_PCT:-10} QUIET_WAIT_S=${QUIET_WAIT_S:-600}
 
@@ -62,7 +64,12 @@ QUIET_MAX_PCT=${QUIET_MAX_PCT:-10} QUIET_WAIT_S=${QUIET_WAIT_S:-600}
 NOTES=()
 selected=()
 for row in $ROWS; do
-  [[ -n ${PORT[$row]:-} ]] || die "unknown row '$row' (known: direct nginx haproxy caddy bridge)"
+  [[ -n ${PORT[$row]:-} ]] || die "unknown row '$row' (known: direct nginx haproxy caddy bridge bridge-b)"
+  if [[ $row == bridge-b ]]; then
+    [[ -x ${BRIDGE_B_BIN_DIR:-}/bridge-runtime && -x ${BRIDGE_B_BIN_DIR:-}/bridgectl ]] ||
+      die "row bridge-b needs BRIDGE_B_BIN_DIR with bridgectl and bridge-runtime of the other build"
+    NOTES+=("bridge-b: $BRIDGE_B_BIN_DIR/bridge-runtime, built $(date -u -r "$BRIDGE_B_BIN_DIR/bridge-runtime" +%Y-%m-%dT%H:%MZ).")
+  fi
   if [[ $row == caddy ]] && ! have_bin "$CADDY_BIN"; then
     log "caddy is not installed (or CADDY_BIN not set): no caddy row"
     NOTES+=("Caddy was not installed: no caddy row.")
@@ -193,6 +200,10 @@ EOF
 if [[ " ${selected[*]} " == *" bridge "* ]]; then
   bridge_plan "$RD/bridge" "127.0.0.1:$BE_PORT"
 fi
+if [[ " ${selected[*]} " == *" bridge-b "* ]]; then
+  # The other build's bridgectl writes the plan its runtime reads.
+  BRIDGE_PLAN_CTL=$BRIDGE_B_BIN_DIR/bridgectl bridge_plan "$RD/bridge-b" "127.0.0.1:$BE_PORT"
+fi
 
 # --- one row -------------------------------------------------------------------------------------
 start_proxy() { # NAME -> LAST_PID
@@ -205,6 +216,8 @@ start_proxy() { # NAME -> LAST_PID
       "$CADDY_BIN" run --config "$RD/Caddyfile" --adapter caddyfile ;;
     bridge) start_bg "$RD/bridge.log" env TOKIO_WORKER_THREADS="$PROXY_THREADS" "${PIN_PROXY[@]}" \
       "$BRIDGE_RUNTIME_BIN" "$RD/bridge/plan.json" --bind "web=127.0.0.1:$p" ;;
+    bridge-b) start_bg "$RD/bridge-b.log" env TOKIO_WORKER_THREADS="$PROXY_THREADS" "${PIN_PROXY[@]}" \
+      "$BRIDGE_B_BIN_DIR/bridge-runtime" "$RD/bridge-b/plan.json" --bind "web=127.0.0.1:$p" ;;
   esac
 }
 
