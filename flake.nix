@@ -78,7 +78,7 @@
             pkgs.callPackage ./packaging/nix/plan.nix {
               inherit bridgectl;
               name = "bad-duplicate-key";
-              configDir = ./tests/corpus/bad/03-yaml-duplicate-key;
+              configDir = ./tests/fixtures/bad/03-yaml-duplicate-key;
               profile = "dev";
             }
           );

@@ -601,7 +601,7 @@ fn nix_flake_parses_evaluates_against_the_stub_and_the_module_matches_the_unit()
     for d in [
         "packaging/nix",
         "examples/scadabridge",
-        "tests/corpus/bad/03-yaml-duplicate-key",
+        "tests/fixtures/bad/03-yaml-duplicate-key",
     ] {
         copy_tree(&root.join(d), &flake.join(d));
     }
@@ -794,7 +794,7 @@ fn ci_examples_parse_and_the_pre_commit_hook_blocks_a_bad_config() {
     git(&["init", "-q"]);
     let conf = repo.path().join("docker/traefik");
     copy_tree(
-        &repo_root().join("tests/corpus/bad/03-yaml-duplicate-key"),
+        &repo_root().join("tests/fixtures/bad/03-yaml-duplicate-key"),
         &conf,
     );
     std::fs::remove_file(conf.join("expected.txt")).unwrap();

@@ -45,7 +45,7 @@ fn the_seed_configuration_passes_unchanged() {
 #[test]
 fn errors_exit_1_with_file_line_column() {
     let out = bridgectl()
-        .args(["check", "tests/corpus/bad/09-undefined-service"])
+        .args(["check", "tests/fixtures/bad/09-undefined-service"])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(1));
@@ -55,7 +55,7 @@ fn errors_exit_1_with_file_line_column() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("tests/corpus/bad/09-undefined-service/dynamic.yml:5:16"),
+        stderr.contains("tests/fixtures/bad/09-undefined-service/dynamic.yml:5:16"),
         "{stderr}"
     );
     assert!(stderr.contains("did you mean `central`?"), "{stderr}");
@@ -66,7 +66,7 @@ fn json_output_is_the_documented_shape() {
     let out = bridgectl()
         .args([
             "check",
-            "tests/corpus/bad/06-unknown-nested-key",
+            "tests/fixtures/bad/06-unknown-nested-key",
             "--format",
             "json",
         ])
@@ -108,7 +108,7 @@ fn github_annotations_point_at_repository_paths() {
     let out = bridgectl()
         .args([
             "check",
-            "tests/corpus/bad/09-undefined-service",
+            "tests/fixtures/bad/09-undefined-service",
             "--format",
             "github",
         ])
@@ -117,7 +117,7 @@ fn github_annotations_point_at_repository_paths() {
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.starts_with("::error title=bridgectl undefined-reference,file=tests/corpus/bad/09-undefined-service/dynamic.yml,line=5,col=16::service `centrall` is not defined%0Ahelp: did you mean `central`?"),
+        stdout.starts_with("::error title=bridgectl undefined-reference,file=tests/fixtures/bad/09-undefined-service/dynamic.yml,line=5,col=16::service `centrall` is not defined%0Ahelp: did you mean `central`?"),
         "{stdout}"
     );
 }
@@ -127,7 +127,7 @@ fn sarif_output_has_rules_results_and_no_empty_regions() {
     let out = bridgectl()
         .args([
             "check",
-            "tests/corpus/bad/28-cert-file-missing",
+            "tests/fixtures/bad/28-cert-file-missing",
             "--format",
             "sarif",
         ])
@@ -150,7 +150,7 @@ fn sarif_output_has_rules_results_and_no_empty_regions() {
 
 #[test]
 fn warnings_pass_unless_denied() {
-    let case = "tests/corpus/bad/07-unknown-top-level-key";
+    let case = "tests/fixtures/bad/07-unknown-top-level-key";
     let out = bridgectl().args(["check", case]).output().expect("run");
     assert_eq!(out.status.code(), Some(0));
     let out = bridgectl()
@@ -190,7 +190,7 @@ fn usage_and_io_problems_exit_2() {
 
 #[test]
 fn template_variables_fill_dynamic_files() {
-    let case = "tests/corpus/bad/32-undefined-template-variable";
+    let case = "tests/fixtures/bad/32-undefined-template-variable";
     let out = bridgectl().args(["check", case]).output().expect("run");
     assert_eq!(out.status.code(), Some(1));
     let out = bridgectl()
@@ -213,7 +213,7 @@ fn static_and_dynamic_can_be_given_explicitly() {
             "--static",
             "examples/scadabridge/traefik.yml",
             "--dynamic",
-            "tests/corpus/bad/09-undefined-service/dynamic.yml",
+            "tests/fixtures/bad/09-undefined-service/dynamic.yml",
         ])
         .output()
         .expect("run");

@@ -1,7 +1,7 @@
-//! The bad-input corpus: every case under `corpus/bad/` is a configuration directory with one kind of
-//! mistake, and `expected.txt` lists every finding as `severity code file:line`. The test asserts the
-//! exact set (nothing missing, nothing extra) and snapshots the human rendering. A few inputs that are
-//! too big or too binary to commit are generated here.
+//! The bad-input corpus: every case under `fixtures/bad/` is a configuration directory with one kind
+//! of mistake, and `expected.txt` lists every finding as `severity code file:line`. The test asserts
+//! the exact set (nothing missing, nothing extra) and snapshots the human rendering. A few inputs
+//! that are too big or too binary to commit are generated here.
 
 #![allow(
     clippy::unwrap_used,
@@ -28,7 +28,7 @@ fn expected(dir: &Path) -> Vec<String> {
 
 #[test]
 fn every_corpus_case_reports_exactly_its_expected_findings() {
-    let root = repo_root().join("tests/corpus/bad");
+    let root = repo_root().join("tests/fixtures/bad");
     let mut cases: Vec<_> = fs::read_dir(&root)
         .expect("corpus directory")
         .filter_map(|e| e.ok().map(|e| e.path()))
