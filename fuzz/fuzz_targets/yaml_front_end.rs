@@ -3,10 +3,11 @@
 //! `bridgectl::check::check` only reads a directory, so this runs its stages for one dynamic file
 //! the same way (compiler/src/check.rs, `check` and `parse_file`), without files:
 //! UTF-8 → BOM strip → `template::render` (when the text has markup) → `yaml::parse` →
-//! `canon::canonicalize` → `validate::validate` → `validate::into_model` → `semantic::check`, with
-//! a fixed static configuration (`STATIC_YML`, parsed once per process). The findings are sorted
-//! and rendered in all four output formats, and a configuration without errors is built into a
-//! plan (`resolve::build_plan`) that must seal, write and load back (`bridge_plan::load_verified`).
+//! `canon::canonicalize` → `validate::validate` → `validate::into_model` → `loaded::Symbols::build`
+//! → `semantic::check`, with a fixed static configuration (`STATIC_YML`, parsed once per
+//! process). The findings are sorted and rendered in all four output formats, and a configuration
+//! without errors is built into a plan (`resolve::build_plan`) that must seal, write and load back
+//! (`bridge_plan::load_verified`).
 //! The same YAML is also canonicalised and validated as a static configuration.
 //!
 //! Files: the configuration directory is a path that does not exist, so relative `usersFile` or
@@ -20,8 +21,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use bridgectl::canon::canonicalize;
-use bridgectl::check::{CheckReport, DynamicFile, Loaded, resolve_config_path};
+use bridgectl::check::CheckReport;
 use bridgectl::diag::{Code, Diagnostic, Diagnostics, Severity};
+use bridgectl::loaded::{DynamicFile, Loaded, Symbols, resolve_config_path};
 use bridgectl::model::dynamic::DynamicConfig;
 use bridgectl::model::static_config::StaticConfig;
 use bridgectl::schema::ConfigKind;
@@ -192,7 +194,8 @@ fuzz_target!(|data: &[u8]| {
             model,
         });
     }
-    semantic::check(&loaded, &sources, &mut diags);
+    let symbols = Symbols::build(&loaded);
+    semantic::check(&loaded, &symbols, &sources, &mut diags);
 
     let mut all = Diagnostics::default();
     all.extend(diags);
@@ -212,6 +215,7 @@ fuzz_target!(|data: &[u8]| {
         sources,
         diagnostics,
         loaded,
+        symbols,
     };
     match resolve::build_plan(&report, "none") {
         Err(diags) => {

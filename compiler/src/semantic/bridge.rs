@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::canon::escape;
 use crate::diag::{Code, did_you_mean};
+use crate::loaded::Section;
 use crate::model::dynamic::Service;
 
 use super::Ctx;
@@ -51,7 +52,7 @@ impl Ctx<'_> {
                     .get::<Service>(self.loaded, name)
                     .map(|d| d.value)
                 {
-                    None if self.symbols.broken.contains(name.as_str()) => {}
+                    None if self.symbols.is_broken(Section::Services, name) => {}
                     None => {
                         let hint =
                             did_you_mean(name, self.symbols.services.keys().map(String::as_str))
@@ -119,5 +120,41 @@ impl Ctx<'_> {
                 ptr,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::{CheckOptions, check};
+    use crate::diag::Code;
+
+    /// A service cut for an invalid value is reported once, where the value is wrong: the
+    /// `bridge:` entry naming it gets no second "is not defined" error.
+    #[test]
+    fn bridge_settings_of_a_broken_service_add_no_undefined_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("traefik.yml"),
+            "entryPoints:\n  web:\n    address: \":80\"\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("dynamic.yml"),
+            "http:\n  routers:\n    r:\n      rule: \"PathPrefix(`/`)\"\n      service: s\n  services:\n    s: 5\nbridge:\n  services:\n    s:\n      hold: 2s\n",
+        )
+        .unwrap();
+        let report = check(&CheckOptions {
+            dir: dir.path().to_path_buf(),
+            ..Default::default()
+        })
+        .unwrap();
+        let undefined: Vec<_> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::UndefinedReference)
+            .map(|d| d.message.clone())
+            .collect();
+        assert!(undefined.is_empty(), "{undefined:?}");
+        assert!(!report.ok(), "the broken service itself is reported");
     }
 }
