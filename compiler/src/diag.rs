@@ -97,7 +97,7 @@ codes! {
     Internal = "internal": "bridgectl hit an internal inconsistency; please report it.",
 }
 
-impl serde::Serialize for Code {
+impl Serialize for Code {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
     }

@@ -380,7 +380,7 @@ impl Resolver<'_> {
 
     // ---- entry points ---------------------------------------------------------------------------
 
-    fn entrypoints(&mut self) -> BTreeMap<String, plan::EntryPoint> {
+    fn entrypoints(&self) -> BTreeMap<String, plan::EntryPoint> {
         let st = &self.loaded.static_cfg;
         let sc = &self.loaded.static_canon;
         let mut out = BTreeMap::new();
@@ -526,9 +526,8 @@ impl Resolver<'_> {
         for m in &all {
             let base = m.pointer;
             let source = self.provenance(self.key_span(m.file, base));
-            let kind = match self.middleware_kind(m.file, base, m.value) {
-                Some(k) => k,
-                None => continue,
+            let Some(kind) = self.middleware_kind(m.file, base, m.value) else {
+                continue;
             };
             out.insert(m.name.to_owned(), plan::Middleware { source, kind });
         }

@@ -653,7 +653,7 @@ mod tests {
         let plan = Plan::example();
         let text = sealed_file(&plan);
         let at = text.find("10.0.0.12").unwrap() + 8;
-        let mut bytes = text.clone().into_bytes();
+        let mut bytes = text.into_bytes();
         bytes[at] = b'3';
         match load_verified(&bytes) {
             Err(PlanError::HashMismatch { expected, actual }) => {
@@ -896,7 +896,7 @@ mod tests {
             let pretty = canonical_pretty(&shuffled).unwrap();
             let back: Value = serde_json::from_str(&pretty).unwrap();
             prop_assert_eq!(&back, &v);
-            prop_assert_eq!(parse_strict(&compact).unwrap(), v.clone());
+            prop_assert_eq!(&parse_strict(&compact).unwrap(), &v);
             prop_assert_eq!(sha256_of(&v).unwrap(), sha256_of(&shuffled).unwrap());
         }
 

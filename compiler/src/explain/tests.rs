@@ -79,7 +79,7 @@ fn fixture() -> Plan {
         permanent: true,
     });
     legacy.source.line = 12;
-    let mut traefik = web.clone();
+    let mut traefik = web;
     traefik.address = "127.0.0.1:8080".into();
     traefik.port = 8080;
     traefik.host = Some("127.0.0.1".into());
@@ -361,7 +361,7 @@ fn explain_shows_what_is_served() {
         tenants.contains('…') && tenants.contains("→ canary"),
         "{tenants}"
     );
-    assert_eq!(text, explain(&plan.clone()));
+    assert_eq!(text, explain(&plan));
 }
 
 #[test]

@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 use std::net::IpAddr;
 
@@ -398,7 +398,7 @@ fn precedence_and_flattening() {
     assert_eq!(v3("Host(`a`) && Host(`b`) && Host(`c`)"), flat);
     assert_eq!(v3("(Host(`a`) && Host(`b`)) && Host(`c`)"), flat);
     assert_eq!(v3("Host(`a`) && ((Host(`b`) && (Host(`c`))))"), flat);
-    assert_eq!(v3("((Host(`a`)))"), a.clone());
+    assert_eq!(v3("((Host(`a`)))"), a);
     assert_eq!(v3("!Host(`a`)"), not(a.clone()));
     assert_eq!(v3("!!Host(`a`)"), not(not(a.clone())));
     assert_eq!(v3("! ( Host(`a`) )"), not(a.clone()));
@@ -982,7 +982,7 @@ proptest! {
     #[test]
     fn go_translation_is_idempotent(s in "[a-z{}()\\[\\]^$.*+?|\\\\dDwWsSQE0-9,:&~-]{0,16}") {
         if let Ok(once) = go_regex_to_rust(&s) {
-            prop_assert_eq!(go_regex_to_rust(&once), Ok(once.clone()), "from {}", s);
+            prop_assert_eq!(go_regex_to_rust(&once), Ok(once), "from {}", s);
         }
     }
 }
