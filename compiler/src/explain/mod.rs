@@ -3,7 +3,7 @@
 //!
 //! Both are pure and deterministic (no colours, no clock, maps in key order, lists in plan order),
 //! so their output can be pasted into a review and snapshot-tested. [`explain`] prints aligned
-//! plain-text tables no wider than [`MAX_LINE`] characters; [`diff`] compares the plans' JSON
+//! plain-text tables no wider than [`MAX_LINE`] characters; [`diff()`] compares the plans' JSON
 //! structurally, ignoring what moves without changing routing (the hash, the inputs and every
 //! entity's `source` position).
 //!

@@ -1,5 +1,5 @@
 //! An aligned plain-text table for `explain`: one flexible column is cut with `…` so rows fit
-//! in [`MAX_LINE`](super::MAX_LINE); span rows carry free text under a row.
+//! in [`MAX_LINE`]; span rows carry free text under a row.
 
 use super::{INDENT, MAX_LINE, clean};
 
