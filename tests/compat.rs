@@ -226,15 +226,16 @@ fn check_case(dir: &Path) -> CheckReport {
 
 /// Compares one case with its `expected.txt`; returns what differs.
 fn compare(dir: &Path) -> Vec<String> {
-    let want = expected(dir);
+    let mut want = expected(dir);
+    want.findings.sort();
+    want.build.sort();
     let report = check_case(dir);
     let mut problems = Vec::new();
     let got = located(&report.sources, &report.diagnostics);
-    let mut want_findings = want.findings.clone();
-    want_findings.sort();
-    if got != want_findings {
+    if got != want.findings {
         problems.push(format!(
-            "check findings\n  expected {want_findings:#?}\n  got      {got:#?}"
+            "check findings\n  expected {:#?}\n  got      {got:#?}",
+            want.findings
         ));
     }
     if report.diagnostics.iter().any(|d| d.code == Code::Internal) {
@@ -249,11 +250,10 @@ fn compare(dir: &Path) -> Vec<String> {
     match bridgectl::resolve::build_plan(&report, "dev") {
         Err(diags) => {
             let got = located(&report.sources, &diags);
-            let mut want_build = want.build.clone();
-            want_build.sort();
-            if got != want_build {
+            if got != want.build {
                 problems.push(format!(
-                    "build findings\n  expected {want_build:#?}\n  got      {got:#?}"
+                    "build findings\n  expected {:#?}\n  got      {got:#?}",
+                    want.build
                 ));
             }
         }

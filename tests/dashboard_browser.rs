@@ -434,7 +434,7 @@ fn the_dashboard_shows_live_server_states_over_tls_behind_basic_auth() {
         Some(s),
     );
     for url in [
-        base.clone(),
+        base,
         format!("https://admin:wrong@{DOMAIN}:{port}/dashboard/"),
     ] {
         let prompts = browser.auth_prompts.len();

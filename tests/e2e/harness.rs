@@ -11,7 +11,7 @@ use bridge_tests::process::{KillOnDrop, bridge_runtime};
 use bridge_tests::repo_root;
 
 /// `GET PATH` with a forged `X-Forwarded-For: 6.6.6.6`; the whole raw answer.
-pub fn get_raw(addr: SocketAddr, path: &str) -> String {
+pub(crate) fn get_raw(addr: SocketAddr, path: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(s, "GET {path} HTTP/1.1\r\nHost: scadabridge.local\r\nConnection: close\r\nX-Forwarded-For: 6.6.6.6\r\n\r\n").unwrap();
@@ -21,7 +21,7 @@ pub fn get_raw(addr: SocketAddr, path: &str) -> String {
 }
 
 /// `GET PATH` (`Host: scadabridge.local`, `Connection: close`): (status, body).
-pub fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+pub(crate) fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
@@ -41,22 +41,22 @@ pub fn get(addr: SocketAddr, path: &str) -> (u16, String) {
 }
 
 /// A running `bridge-runtime`; killed when dropped.
-pub struct Runtime {
-    pub child: KillOnDrop,
+pub(crate) struct Runtime {
+    pub(crate) child: KillOnDrop,
     /// The `web` entry point.
-    pub web: SocketAddr,
+    pub(crate) web: SocketAddr,
     /// The `traefik` entry point (API, dashboard, metrics).
-    pub api: SocketAddr,
+    pub(crate) api: SocketAddr,
 }
 
 /// The example (health checks every second) in front of `a` and `b`, built and served from `dir`.
-pub fn start(a: &Backend, b: &Backend, dir: &std::path::Path) -> Runtime {
+pub(crate) fn start(a: &Backend, b: &Backend, dir: &std::path::Path) -> Runtime {
     start_with(a, b, dir, |d| d.replace("interval: 5s", "interval: 1s"))
 }
 
 /// [`start`] with `edit` applied to the example's dynamic file first. (The interval still becomes
 /// 1 s: the replacement runs after `edit`.)
-pub fn start_with(
+pub(crate) fn start_with(
     a: &Backend,
     b: &Backend,
     dir: &std::path::Path,
@@ -66,7 +66,7 @@ pub fn start_with(
 }
 
 /// [`start_with`] with `edit_static` applied to its static file too.
-pub fn start_full(
+pub(crate) fn start_full(
     a: &Backend,
     b: &Backend,
     dir: &std::path::Path,
@@ -107,7 +107,7 @@ pub fn start_full(
 }
 
 /// Polls until `want` answers (bounded), returning how long it took.
-pub fn wait_for(rt: &Runtime, want: &str, limit: Duration) -> Duration {
+pub(crate) fn wait_for(rt: &Runtime, want: &str, limit: Duration) -> Duration {
     let started = Instant::now();
     while started.elapsed() < limit {
         let (_, body) = get(rt.web, "/ui");
@@ -120,7 +120,7 @@ pub fn wait_for(rt: &Runtime, want: &str, limit: Duration) -> Duration {
 }
 
 /// A WebSocket upgrade through the proxy, then two messages echoed back through the tunnel.
-pub fn websocket_echo(s: &mut (impl Read + Write), host: &str) {
+pub(crate) fn websocket_echo(s: &mut (impl Read + Write), host: &str) {
     write!(
         s,
         "GET /_blazor HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
@@ -145,7 +145,7 @@ pub fn websocket_echo(s: &mut (impl Read + Write), host: &str) {
 }
 
 /// One HTTP/1.1 request with extra header lines; returns the whole raw answer.
-pub fn request_raw(addr: SocketAddr, method: &str, path: &str, headers: &str) -> String {
+pub(crate) fn request_raw(addr: SocketAddr, method: &str, path: &str, headers: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
@@ -160,7 +160,7 @@ pub fn request_raw(addr: SocketAddr, method: &str, path: &str, headers: &str) ->
 
 /// Builds `static_yml` + `dynamic_yml` (dev profile) in `d` and serves it (`web` and `traefik` on
 /// free ports), with `extra` arguments.
-pub fn build_and_serve(
+pub(crate) fn build_and_serve(
     d: &std::path::Path,
     static_yml: &str,
     dynamic_yml: &str,
