@@ -1,8 +1,30 @@
 //! What a failed exchange with a server says about that server (for passive health), and
-//! whether the client gets 504 (a timeout) or 502. By error type, never by message text.
+//! whether the client gets 504 (a timeout) or 502. By error type, never by message text. A
+//! failure of the client's own request body (it went away mid-upload, sent a broken chunk, or
+//! was slower than `readTimeout`) says nothing about the server: [`client_side`].
 
+use crate::body::BoxError;
+use crate::deadline::BodyTimedOut;
 use crate::transport::SendError;
 use crate::upstream::FailureKind;
+
+/// Reading the client's request body failed while it was being sent upstream.
+#[derive(Debug, thiserror::Error)]
+#[error("client request body: {0}")]
+pub(crate) struct ClientBodyError(#[source] pub(crate) BoxError);
+
+/// True when `e` came from the client's request body (its error, or the read deadline), not
+/// from the server: a slow or vanishing client must not mark a healthy server down.
+pub(crate) fn client_side(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err.is::<ClientBodyError>() || err.is::<BodyTimedOut>() {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
 
 /// The failure kind of `e`, and whether it was a timeout.
 pub(crate) fn classify(e: &SendError) -> (FailureKind, bool) {
@@ -66,6 +88,38 @@ mod tests {
             "dial",
         ));
         assert!(!error_chain_has(&e, std::io::ErrorKind::TimedOut));
+    }
+
+    #[test]
+    fn a_failure_of_the_client_body_or_its_read_deadline_is_the_clients() {
+        let body = Wrapper2(Box::new(ClientBodyError(Box::new(std::io::Error::other(
+            "reset",
+        )))));
+        assert!(client_side(&body));
+        let slow = Wrapper2(Box::new(BodyTimedOut("read")));
+        assert!(client_side(&slow));
+        let server = Wrapper(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "server",
+        ));
+        assert!(!client_side(&server));
+        assert!(!client_side(&SendError::NoClient));
+    }
+
+    /// An error whose source is a boxed error, as hyper reports a body's failure.
+    #[derive(Debug)]
+    struct Wrapper2(BoxError);
+
+    impl std::fmt::Display for Wrapper2 {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("error from user's Body stream")
+        }
+    }
+
+    impl std::error::Error for Wrapper2 {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&*self.0)
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use http::{HeaderValue, Request, Response, StatusCode, Uri, header};
 use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioIo;
 
-use super::classify::classify;
+use super::classify::{ClientBodyError, classify, client_side};
 use super::forwarded_headers::{self as fwd, Forwarded};
 use super::{Peer, strict};
 use crate::body::{Body, ReqBody, bad_gateway, empty_request, gateway_timeout, text};
@@ -263,6 +263,8 @@ impl Runtime {
     /// The body sent upstream on the owned path: under the entry point's read deadline (none
     /// for a request without a body: nothing is left to read), teed to the mirrors if any.
     fn request_body(&self, a: &Attempts<'_>, body: RequestBody) -> ReqBody {
+        // Marked as the client's, so a failure reading it is not blamed on the server.
+        let body = body.map_err(|e| ClientBodyError(Box::new(e)));
         let body = match a.read_deadline {
             Some(at) if !a.out.upgrade && !hyper::body::Body::is_end_stream(&body) => {
                 crate::deadline::Deadline::new(body, at, "read").boxed_unsync()
@@ -301,6 +303,15 @@ impl Runtime {
     ) -> Response<Body> {
         let mut resp = match result {
             Ok(resp) => resp,
+            Err(e) if client_side(&e) => {
+                tracing::debug!(
+                    "{} → {}: {}",
+                    out.service_name,
+                    server.url(),
+                    error_text(&e)
+                );
+                return bad_gateway();
+            }
             Err(e) => {
                 let (kind, timed_out) = classify(&e);
                 self.upstreams.report_failure(server, kind);
