@@ -125,12 +125,12 @@ pub(crate) struct RouteTable {
 #[derive(Debug)]
 struct Route {
     key: String,
-    node: Node,
+    node: CompiledRule,
 }
 
 /// A compiled rule.
 #[derive(Debug)]
-enum Node {
+enum CompiledRule {
     And(Vec<Self>),
     Or(Vec<Self>),
     Not(Box<Self>),
@@ -392,13 +392,13 @@ impl Iterator for Merge<'_> {
 
 /// The exact hosts one of which a request must have for `node` to match, or `None` when the rule
 /// is not tied to a finite set of exact hosts.
-fn host_keys(node: &Node) -> Option<Vec<&str>> {
+fn host_keys(node: &CompiledRule) -> Option<Vec<&str>> {
     match node {
-        Node::Host(HostPattern::Exact(h)) if !h.is_empty() => Some(vec![h.as_str()]),
+        CompiledRule::Host(HostPattern::Exact(h)) if !h.is_empty() => Some(vec![h.as_str()]),
         // Every operand must match, so any one keyed operand bounds the hosts; take the smallest.
-        Node::And(parts) => parts.iter().filter_map(host_keys).min_by_key(Vec::len),
+        CompiledRule::And(parts) => parts.iter().filter_map(host_keys).min_by_key(Vec::len),
         // Some operand must match, so the rule is bounded only if every operand is.
-        Node::Or(parts) if !parts.is_empty() => {
+        CompiledRule::Or(parts) if !parts.is_empty() => {
             let mut all = Vec::new();
             for part in parts {
                 all.extend(host_keys(part)?);
@@ -412,16 +412,18 @@ fn host_keys(node: &Node) -> Option<Vec<&str>> {
 /// The literal path prefixes one of which every path matching `node` starts with, if bounded:
 /// `PathPrefix(p)` and `Path(p)` give `p`; `And` takes its most selective keyed operand; `Or`
 /// is bounded only if every operand is. (Same shape as [`host_keys`].)
-fn prefix_keys(node: &Node) -> Option<Vec<&str>> {
+fn prefix_keys(node: &CompiledRule) -> Option<Vec<&str>> {
     match node {
-        Node::PathPrefix(p) | Node::Path(p) if !p.is_empty() => Some(vec![p.as_str()]),
-        Node::And(parts) => parts.iter().filter_map(prefix_keys).min_by_key(|keys| {
+        CompiledRule::PathPrefix(p) | CompiledRule::Path(p) if !p.is_empty() => {
+            Some(vec![p.as_str()])
+        }
+        CompiledRule::And(parts) => parts.iter().filter_map(prefix_keys).min_by_key(|keys| {
             (
                 keys.len(),
                 std::cmp::Reverse(keys.iter().map(|k| k.len()).min()),
             )
         }),
-        Node::Or(parts) if !parts.is_empty() => {
+        CompiledRule::Or(parts) if !parts.is_empty() => {
             let mut all = Vec::new();
             for part in parts {
                 all.extend(prefix_keys(part)?);
@@ -432,7 +434,7 @@ fn prefix_keys(node: &Node) -> Option<Vec<&str>> {
     }
 }
 
-fn compile(router: &str, rule: &Rule) -> Result<Node, RoutingError> {
+fn compile(router: &str, rule: &Rule) -> Result<CompiledRule, RoutingError> {
     let regex = |re: &str| {
         Regex::new(re).map_err(|e| RoutingError::BadRegex {
             router: router.to_owned(),
@@ -441,51 +443,53 @@ fn compile(router: &str, rule: &Rule) -> Result<Node, RoutingError> {
         })
     };
     Ok(match rule {
-        Rule::And(parts) => Node::And(
+        Rule::And(parts) => CompiledRule::And(
             parts
                 .iter()
                 .map(|p| compile(router, p))
                 .collect::<Result<_, _>>()?,
         ),
-        Rule::Or(parts) => Node::Or(
+        Rule::Or(parts) => CompiledRule::Or(
             parts
                 .iter()
                 .map(|p| compile(router, p))
                 .collect::<Result<_, _>>()?,
         ),
-        Rule::Not(inner) => Node::Not(Box::new(compile(router, inner)?)),
+        Rule::Not(inner) => CompiledRule::Not(Box::new(compile(router, inner)?)),
         Rule::Match(m) => match m {
-            Matcher::Host { host } => Node::Host(HostPattern::new(host)),
+            Matcher::Host { host } => CompiledRule::Host(HostPattern::new(host)),
             Matcher::HostRegexp { regex: re } => {
                 let re = regex(re)?;
                 let matches_empty = re.is_match("");
-                Node::HostRegexp { re, matches_empty }
+                CompiledRule::HostRegexp { re, matches_empty }
             }
-            Matcher::Path { path } => Node::Path(path.clone()),
-            Matcher::PathPrefix { prefix } => Node::PathPrefix(prefix.clone()),
-            Matcher::PathRegexp { regex: re } => Node::PathRegexp(regex(re)?),
-            Matcher::Method { method } => Node::Method(method.clone()),
-            Matcher::Header { name, value } => Node::Header {
+            Matcher::Path { path } => CompiledRule::Path(path.clone()),
+            Matcher::PathPrefix { prefix } => CompiledRule::PathPrefix(prefix.clone()),
+            Matcher::PathRegexp { regex: re } => CompiledRule::PathRegexp(regex(re)?),
+            Matcher::Method { method } => CompiledRule::Method(method.clone()),
+            Matcher::Header { name, value } => CompiledRule::Header {
                 name: name.clone(),
                 value: value.clone(),
             },
-            Matcher::HeaderRegexp { name, regex: re } => Node::HeaderRegexp {
+            Matcher::HeaderRegexp { name, regex: re } => CompiledRule::HeaderRegexp {
                 name: name.clone(),
                 re: regex(re)?,
             },
-            Matcher::Query { key, value } => Node::Query {
+            Matcher::Query { key, value } => CompiledRule::Query {
                 key: key.clone(),
                 value: value.clone(),
             },
-            Matcher::QueryRegexp { key, regex: re } => Node::QueryRegexp {
+            Matcher::QueryRegexp { key, regex: re } => CompiledRule::QueryRegexp {
                 key: key.clone(),
                 re: regex(re)?,
             },
             Matcher::ClientIp { cidr } => {
-                Node::ClientIp(parse_cidr(cidr).map_err(|message| RoutingError::BadCidr {
-                    router: router.to_owned(),
-                    cidr: cidr.clone(),
-                    message,
+                CompiledRule::ClientIp(parse_cidr(cidr).map_err(|message| {
+                    RoutingError::BadCidr {
+                        router: router.to_owned(),
+                        cidr: cidr.clone(),
+                        message,
+                    }
                 })?)
             }
         },
@@ -555,7 +559,7 @@ impl<'r> Context<'r> {
     }
 }
 
-impl Node {
+impl CompiledRule {
     fn uses_headers(&self) -> bool {
         match self {
             Self::And(v) | Self::Or(v) => v.iter().any(Self::uses_headers),

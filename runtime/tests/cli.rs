@@ -1,5 +1,5 @@
 //! The `bridge-runtime` binary's contract at its edges: help, and refusing what it cannot serve.
-//! (Serving itself is tested end to end in `tests/runtime_e2e.rs`.)
+//! (Serving itself is tested end to end in `tests/e2e/`.)
 
 #![allow(
     clippy::unwrap_used,

@@ -274,14 +274,14 @@ pub struct Upstreams {
 #[derive(Debug)]
 struct Inner {
     ids: FastMap<String, usize>,
-    nodes: Vec<Node>,
+    nodes: Vec<ServiceNode>,
     events: broadcast::Sender<StateChange>,
     /// Bumped on every state change; round-robin counters reset when it moves.
     generation: AtomicU64,
 }
 
 #[derive(Debug)]
-struct Node {
+struct ServiceNode {
     name: Arc<str>,
     kind: NodeKind,
 }
@@ -470,7 +470,7 @@ impl Upstreams {
                     }
                 }
             };
-            nodes.push(Node {
+            nodes.push(ServiceNode {
                 name: Arc::from(name.as_str()),
                 kind,
             });
