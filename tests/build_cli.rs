@@ -523,3 +523,46 @@ fn build_to_stdout() {
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(plan["plan_version"], 3);
 }
+
+#[test]
+fn an_api_without_insecure_and_without_a_router_is_served_nowhere_as_in_traefik() {
+    // Before, `build` failed with an internal error: the plan named a `traefik` entry point
+    // that does not exist when nothing asks for it.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("traefik.yml"),
+        "entryPoints:\n  web:\n    address: \":80\"\napi:\n  dashboard: true\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("dynamic.yml"),
+        "http:\n  routers:\n    r:\n      rule: \"PathPrefix(`/`)\"\n      service: s\n  services:\n    s:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    let plan = bridge_tests::build_plan(dir.path(), "dev", "plan.json", &[]);
+    let plan: serde_json::Value = serde_json::from_str(&fs::read_to_string(plan).unwrap()).unwrap();
+    assert_eq!(plan["api"], serde_json::Value::Null);
+    assert!(plan["entrypoints"].get("traefik").is_none());
+}
+
+#[test]
+fn an_entry_points_tls_options_may_name_their_provider() {
+    // `options: strict@file` on an entry point passed check and then failed build with an
+    // internal error; it names the file provider's `strict`, as on a router.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("traefik.yml"),
+        "entryPoints:\n  websecure:\n    address: \":443\"\n    http:\n      tls:\n        options: strict@file\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("dynamic.yml"),
+        "http:\n  routers:\n    r:\n      rule: \"PathPrefix(`/`)\"\n      service: s\n  services:\n    s:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:1\"\ntls:\n  options:\n    strict:\n      minVersion: VersionTLS13\n",
+    )
+    .unwrap();
+    let plan = bridge_tests::build_plan(dir.path(), "dev", "plan.json", &[]);
+    let plan: serde_json::Value = serde_json::from_str(&fs::read_to_string(plan).unwrap()).unwrap();
+    assert_eq!(plan["entrypoints"]["websecure"]["tls"]["options"], "strict");
+    assert_eq!(plan["routers"]["r"]["tls"]["options"], "strict");
+    assert_eq!(plan["tls"]["options"]["strict"]["min_version"], "1.3");
+}

@@ -243,3 +243,26 @@ fn help_teaches_the_command() {
     assert!(text.contains("Exit codes"), "{text}");
     assert!(text.contains("--format"), "{text}");
 }
+
+#[test]
+fn a_service_with_two_kinds_is_refused_as_traefik_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("traefik.yml"),
+        "entryPoints:\n  web:\n    address: \":80\"\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("dynamic.yml"),
+        "http:\n  routers:\n    r:\n      rule: \"PathPrefix(`/`)\"\n      service: s\n  services:\n    s:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:1\"\n      failover:\n        service: a\n        fallback: b\n    a:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:2\"\n    b:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:3\"\n",
+    )
+    .unwrap();
+    let out = bridgectl().arg("check").arg(dir.path()).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("service `s` defines more than one kind: loadBalancer, failover"),
+        "{text}"
+    );
+}

@@ -409,7 +409,8 @@ impl Resolver<'_> {
             let tls = http
                 .and_then(|h| h.tls.as_ref())
                 .map(|t| plan::EntryPointTls {
-                    options: t.options.clone().unwrap_or_else(|| "default".into()),
+                    // `strict@file` names the plan's `strict`, as on a router.
+                    options: plan_name(t.options.as_deref().unwrap_or("default")).to_owned(),
                 });
             let redirect = http
                 .and_then(|h| h.redirections.as_ref())
@@ -1010,24 +1011,25 @@ impl Resolver<'_> {
         routers: &BTreeMap<String, plan::Router>,
     ) -> (Option<plan::Api>, Option<plan::Ping>) {
         let st = &self.loaded.static_cfg;
-        let api = st.api.as_ref().map(|a| {
+        let api = st.api.as_ref().and_then(|a| {
             let insecure = a.insecure.unwrap_or(false);
+            // Without `insecure` the API is served only where a router sends it; with no such
+            // router nothing serves it, as in Traefik (and there may be no `traefik` entry point).
             let entrypoint = if insecure {
                 "traefik".to_owned()
             } else {
                 routers
                     .values()
                     .find(|r| r.service == "api@internal" || r.service == "dashboard@internal")
-                    .and_then(|r| r.entrypoints.first().cloned())
-                    .unwrap_or_else(|| "traefik".into())
+                    .and_then(|r| r.entrypoints.first().cloned())?
             };
-            plan::Api {
+            Some(plan::Api {
                 entrypoint,
                 dashboard: a.dashboard.unwrap_or(true),
                 insecure,
                 base_path: a.base_path.clone().unwrap_or_else(|| "/".into()),
                 middlewares: Vec::new(),
-            }
+            })
         });
         let ping = st.ping.as_ref().map(|p| plan::Ping {
             entrypoint: p.entry_point.clone().unwrap_or_else(|| "traefik".into()),

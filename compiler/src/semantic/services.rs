@@ -33,6 +33,31 @@ impl<'a> Ctx<'a> {
                     base.clone(),
                 )
                 .hint = Some("add one of loadBalancer, weighted, mirroring or failover".into());
+            } else if kinds.iter().filter(|k| **k).count() > 1 {
+                // Traefik refuses such a service ("multi-types service not supported").
+                let names = [
+                    "loadBalancer",
+                    "weighted",
+                    "mirroring",
+                    "failover",
+                    "highestRandomWeight",
+                ];
+                let defined: Vec<&str> = names
+                    .iter()
+                    .zip(kinds)
+                    .filter_map(|(n, k)| k.then_some(*n))
+                    .collect();
+                let span = self.key_span(fi, &base);
+                self.err(
+                    Code::KindCount,
+                    format!(
+                        "service `{name}` defines more than one kind: {}",
+                        defined.join(", ")
+                    ),
+                    span,
+                    base.clone(),
+                )
+                .hint = Some("declare two services, one per kind".into());
             }
             for (i, m) in s.middlewares.iter().flatten().enumerate() {
                 self.entity_ref(
