@@ -898,7 +898,7 @@ impl Resolver<'_> {
                 } else {
                     name.to_owned()
                 };
-                let service = plan_name(&r.service).to_owned();
+                let service = plan::ServiceRef::from(plan_name(&r.service));
                 out.insert(
                     key,
                     plan::Router {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use bridge_plan::{Plan, ServiceKind};
+use bridge_plan::{InternalService, Plan, ServiceKind, ServiceRef};
 use bytes::Bytes;
 use http::{HeaderValue, Uri};
 use http_body_util::Full;
@@ -352,18 +352,20 @@ fn routers(plan: &Plan, upstreams: &Upstreams) -> Result<FastMap<String, Arc<Rou
             .iter()
             .filter_map(|m| middlewares.get(m.as_str()).cloned())
             .collect();
-        let service = match r.service.as_str() {
-            "ping@internal" => Dispatch::Ping,
-            "prometheus@internal" => Dispatch::Prometheus,
-            s if s.ends_with("@internal") => Dispatch::Api,
-            s => upstreams
+        let service = match &r.service {
+            ServiceRef::Internal(InternalService::Ping) => Dispatch::Ping,
+            ServiceRef::Internal(InternalService::Prometheus) => Dispatch::Prometheus,
+            // api, dashboard; noop and rest answer what the API answers for their path (as
+            // before the plan named them as enums).
+            ServiceRef::Internal(_) => Dispatch::Api,
+            ServiceRef::Service(s) => upstreams
                 .service_id(s)
                 .map_or(Dispatch::Missing, Dispatch::Service),
         };
         let router = Router {
             name: Arc::from(name.as_str()),
             chain,
-            service_name: Arc::from(r.service.as_str()),
+            service_name: Arc::from(r.service.to_string()),
             service,
         };
         out.insert(name.clone(), Arc::new(router));

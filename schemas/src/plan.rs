@@ -249,8 +249,8 @@ pub struct Router {
     pub priority: i64,
     /// The flattened middleware chain, applied in order: keys into [`Plan::middlewares`].
     pub middlewares: Vec<String>,
-    /// Key into [`Plan::services`], or an internal service such as `api@internal`.
-    pub service: String,
+    /// A service of the plan, or an internal service (`api@internal`, ...).
+    pub service: ServiceRef,
     /// TLS for this router, if any.
     pub tls: Option<RouterTls>,
     /// Where the router was defined.
@@ -1032,6 +1032,150 @@ display_as!(
     ClientAuthType => as_str,
 );
 
+/// Where a router sends what its chain lets through: a key into [`Plan::services`], or a service
+/// Traefik serves itself. Written as Traefik writes it, `name` or `name@internal`; an internal
+/// name outside [`InternalService`] is refused when the plan is read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ServiceRef {
+    /// A service of the plan, by key.
+    Service(String),
+    /// One of Traefik's internal services.
+    Internal(InternalService),
+}
+
+/// Traefik's internal services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InternalService {
+    /// `api@internal`: the API.
+    Api,
+    /// `dashboard@internal`: the dashboard.
+    Dashboard,
+    /// `ping@internal`: `OK`.
+    Ping,
+    /// `prometheus@internal`: the metrics.
+    Prometheus,
+    /// `noop@internal`: answers nothing of its own (Traefik uses it for redirect routers).
+    Noop,
+    /// `rest@internal`: Traefik's REST provider (refused by the compiler).
+    Rest,
+}
+
+impl InternalService {
+    /// Every internal service.
+    pub const ALL: [InternalService; 6] = [
+        InternalService::Api,
+        InternalService::Dashboard,
+        InternalService::Ping,
+        InternalService::Prometheus,
+        InternalService::Noop,
+        InternalService::Rest,
+    ];
+
+    /// The name before `@internal`.
+    pub fn name(self) -> &'static str {
+        match self {
+            InternalService::Api => "api",
+            InternalService::Dashboard => "dashboard",
+            InternalService::Ping => "ping",
+            InternalService::Prometheus => "prometheus",
+            InternalService::Noop => "noop",
+            InternalService::Rest => "rest",
+        }
+    }
+}
+
+impl ServiceRef {
+    /// Reads `name` or `name@internal`; `None` for an internal name Traefik does not have.
+    pub fn parse(written: &str) -> Option<ServiceRef> {
+        match written.strip_suffix(INTERNAL_SERVICE_SUFFIX) {
+            Some(name) => InternalService::ALL
+                .into_iter()
+                .find(|s| s.name() == name)
+                .map(ServiceRef::Internal),
+            None => Some(ServiceRef::Service(written.to_owned())),
+        }
+    }
+
+    /// The plan's service key, when it is one.
+    pub fn service(&self) -> Option<&str> {
+        match self {
+            ServiceRef::Service(s) => Some(s),
+            ServiceRef::Internal(_) => None,
+        }
+    }
+
+    /// True for `api@internal` and `dashboard@internal`.
+    pub fn is_api(&self) -> bool {
+        matches!(
+            self,
+            ServiceRef::Internal(InternalService::Api | InternalService::Dashboard)
+        )
+    }
+}
+
+impl From<&str> for ServiceRef {
+    /// For plans built in code: an unknown `name@internal` becomes a service key, which
+    /// [`Plan::check_consistency`] then refuses (no such service).
+    fn from(written: &str) -> ServiceRef {
+        ServiceRef::parse(written).unwrap_or_else(|| ServiceRef::Service(written.to_owned()))
+    }
+}
+
+impl std::fmt::Display for ServiceRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServiceRef::Service(s) => f.write_str(s),
+            ServiceRef::Internal(i) => write!(f, "{}{INTERNAL_SERVICE_SUFFIX}", i.name()),
+        }
+    }
+}
+
+impl PartialEq<str> for ServiceRef {
+    fn eq(&self, other: &str) -> bool {
+        match self {
+            ServiceRef::Service(s) => s == other,
+            ServiceRef::Internal(i) => other
+                .strip_suffix(INTERNAL_SERVICE_SUFFIX)
+                .is_some_and(|n| n == i.name()),
+        }
+    }
+}
+
+impl PartialEq<&str> for ServiceRef {
+    fn eq(&self, other: &&str) -> bool {
+        self == *other
+    }
+}
+
+impl Serialize for ServiceRef {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ServiceRef {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let written = String::deserialize(deserializer)?;
+        ServiceRef::parse(&written).ok_or_else(|| {
+            serde::de::Error::custom(format!("`{written}` is not an internal service"))
+        })
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for ServiceRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ServiceRef".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A service key, or `api@internal`, `dashboard@internal`, `ping@internal`, `prometheus@internal`, `noop@internal`, `rest@internal`.",
+            "type": "string"
+        })
+    }
+}
+
 /// An inclusive range of HTTP status codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -1151,11 +1295,13 @@ impl Plan {
                 )?;
             }
             need(
-                self.services.contains_key(&router.service)
-                    || router.service.ends_with(INTERNAL_SERVICE_SUFFIX),
+                router
+                    .service
+                    .service()
+                    .is_none_or(|s| self.services.contains_key(s)),
                 format!("{at}/service"),
                 "service",
-                &router.service,
+                &router.service.to_string(),
             )?;
             if let Some(tls) = &router.tls {
                 need(
@@ -1590,6 +1736,17 @@ mod tests {
         );
         assert_eq!(serde_json::to_value(RuleSyntax::V2).unwrap(), "v2");
         assert_eq!(serde_json::to_value(HeaderMode::Redact).unwrap(), "redact");
+        for internal in InternalService::ALL {
+            let written = format!("{}@internal", internal.name());
+            let read: ServiceRef = serde_json::from_value(serde_json::json!(written)).unwrap();
+            assert_eq!(read, ServiceRef::Internal(internal));
+            assert_eq!(serde_json::to_value(&read).unwrap(), written.as_str());
+        }
+        let read: ServiceRef = serde_json::from_value(serde_json::json!("whoami")).unwrap();
+        assert_eq!(read, ServiceRef::Service("whoami".into()));
+        let err =
+            serde_json::from_value::<ServiceRef>(serde_json::json!("bogus@internal")).unwrap_err();
+        assert!(err.to_string().contains("not an internal service"), "{err}");
     }
 
     #[test]

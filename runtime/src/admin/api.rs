@@ -528,7 +528,7 @@ fn routers(plan: &Plan) -> Vec<Item> {
                 rule_syntax: r.rule_syntax.as_str(),
                 priority: r.priority,
                 middlewares: r.middlewares.iter().map(|m| qualify(m)).collect(),
-                service: qualify(&r.service),
+                service: qualify(&r.service.to_string()),
                 tls_options: r.tls.as_ref().map(|t| t.options.as_str()),
             })
         })
