@@ -235,7 +235,7 @@ impl Runtime {
             resolve,
             &mut factory,
         )?);
-        let mut mirrors = crate::proxy::mirror::from_plan(&plan);
+        let mut mirrors = crate::proxy::mirror::from_plan(&upstreams, &plan);
         let mirrors = plan.services.keys().map(|k| mirrors.remove(k)).collect();
         let server_name = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_owned())

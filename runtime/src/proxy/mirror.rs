@@ -26,6 +26,8 @@ use crate::body::BoxError;
 #[derive(Debug)]
 pub(crate) struct Mirroring {
     mirrors: Vec<(String, u8)>,
+    /// Each mirror service resolved at load (`None`: not in the plan's upstreams).
+    ids: Vec<Option<crate::upstream::ServiceId>>,
     /// Copy bodies.
     pub mirror_body: bool,
     /// Largest body copied; `None`: no limit.
@@ -36,12 +38,17 @@ pub(crate) struct Mirroring {
 
 impl Mirroring {
     /// From the plan's service.
-    pub(crate) fn from_plan(m: &bridge_plan::Mirroring) -> Self {
+    pub(crate) fn from_plan(m: &bridge_plan::Mirroring, upstreams: &crate::Upstreams) -> Self {
         Self {
             mirrors: m
                 .mirrors
                 .iter()
                 .map(|x| (x.service.clone(), x.percent.min(100)))
+                .collect(),
+            ids: m
+                .mirrors
+                .iter()
+                .map(|x| upstreams.service_id(&x.service))
                 .collect(),
             mirror_body: m.mirror_body,
             max_body_size: m.max_body_size,
@@ -49,8 +56,8 @@ impl Mirroring {
         }
     }
 
-    /// Counts one request and returns the mirror services it is copied to.
-    pub(crate) fn select(&self) -> Vec<String> {
+    /// Counts one request and returns the positions of the mirrors it is copied to.
+    fn select_positions(&self) -> Vec<usize> {
         let mut guard = match self.counts.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
@@ -58,13 +65,29 @@ impl Mirroring {
         let (total, counts) = &mut *guard;
         *total += 1;
         let mut out = Vec::new();
-        for ((service, percent), count) in self.mirrors.iter().zip(counts.iter_mut()) {
+        for (i, ((_, percent), count)) in self.mirrors.iter().zip(counts.iter_mut()).enumerate() {
             if *count * 100 < *total * u64::from(*percent) {
                 *count += 1;
-                out.push(service.clone());
+                out.push(i);
             }
         }
         out
+    }
+
+    /// Counts one request and returns the mirror services it is copied to, resolved.
+    pub(crate) fn select(&self) -> impl Iterator<Item = crate::upstream::ServiceId> + '_ {
+        self.select_positions()
+            .into_iter()
+            .filter_map(|i| self.ids.get(i).copied().flatten())
+    }
+
+    /// [`Mirroring::select`] by name (tests).
+    #[cfg(test)]
+    fn select_names(&self) -> Vec<String> {
+        self.select_positions()
+            .into_iter()
+            .filter_map(|i| self.mirrors.get(i).map(|(n, _)| n.clone()))
+            .collect()
     }
 }
 
@@ -152,13 +175,14 @@ where
 
 /// Mirroring state per `mirroring` service of a plan.
 pub(crate) fn from_plan(
+    upstreams: &crate::Upstreams,
     plan: &bridge_plan::Plan,
 ) -> std::collections::HashMap<String, Arc<Mirroring>> {
     plan.services
         .iter()
         .filter_map(|(name, s)| match &s.kind {
             bridge_plan::ServiceKind::Mirroring(m) if !m.mirrors.is_empty() => {
-                Some((name.clone(), Arc::new(Mirroring::from_plan(m))))
+                Some((name.clone(), Arc::new(Mirroring::from_plan(m, upstreams))))
             }
             _ => None,
         })
@@ -219,10 +243,7 @@ pub(crate) fn fan_out(
 ) -> crate::body::ReqBody {
     use http_body_util::BodyExt as _;
     let mut copies = Vec::new();
-    for mirror in m.select() {
-        let Some(id) = rt.upstreams.service_id(&mirror) else {
-            continue;
-        };
+    for id in m.select() {
         let crate::upstream::Pick::Server(server) = rt.upstreams.pick_id(id) else {
             continue; // no healthy server: no copy
         };
@@ -346,19 +367,22 @@ mod tests {
     }
 
     fn mirroring(percents: &[u8]) -> Mirroring {
-        Mirroring::from_plan(&bridge_plan::Mirroring {
-            service: "main".into(),
-            mirrors: percents
-                .iter()
-                .enumerate()
-                .map(|(i, p)| bridge_plan::Mirror {
-                    service: format!("m{i}"),
-                    percent: *p,
-                })
-                .collect(),
-            mirror_body: true,
-            max_body_size: None,
-        })
+        Mirroring::from_plan(
+            &bridge_plan::Mirroring {
+                service: "main".into(),
+                mirrors: percents
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| bridge_plan::Mirror {
+                        service: format!("m{i}"),
+                        percent: *p,
+                    })
+                    .collect(),
+                mirror_body: true,
+                max_body_size: None,
+            },
+            &crate::Upstreams::from_plan(&bridge_plan::Plan::example()).unwrap(),
+        )
     }
 
     #[test]
@@ -367,7 +391,7 @@ mod tests {
         let mut got = [0; 4];
         let mut first_m0 = None;
         for n in 1..=100 {
-            for s in m.select() {
+            for s in m.select_names() {
                 let i: usize = s[1..].parse().unwrap();
                 got[i] += 1;
                 if i == 0 && first_m0.is_none() {
@@ -380,7 +404,7 @@ mod tests {
         assert_eq!(first_m0, Some(1));
         // 50 %: every other request.
         let m = mirroring(&[50]);
-        let picks: Vec<bool> = (0..6).map(|_| !m.select().is_empty()).collect();
+        let picks: Vec<bool> = (0..6).map(|_| !m.select_names().is_empty()).collect();
         assert_eq!(picks, [true, false, true, false, true, false]);
     }
 
