@@ -2,12 +2,13 @@
 //! traffic, failover follows health, crashes and cold starts lose nothing, and a hold bridges the
 //! gap while no node is healthy.
 
+use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bridge_tests::backends::backend;
 
-use crate::harness::{get, start, start_with, wait_for};
+use crate::harness::{get, start, start_full, start_with, wait_for};
 
 #[test]
 fn only_the_active_node_gets_traffic_and_failover_follows_health() {
@@ -170,4 +171,43 @@ fn with_a_hold_a_crash_then_promotion_loses_no_request() {
         took >= Duration::from_millis(3900) && took < Duration::from_secs(6),
         "503 after {took:?}"
     );
+}
+
+#[test]
+fn a_client_slower_than_read_timeout_does_not_take_the_server_down() {
+    // a is the only active node: a client too slow to send its body is the client's failure;
+    // counted against a, it would mark a down (503 for everyone until the next probe round).
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
+    let dir = tempfile::tempdir().unwrap();
+    let rt = start_full(
+        &a,
+        &b,
+        dir.path(),
+        |s| {
+            s.replace(
+                "    address: \":80\"\n",
+                "    address: \":80\"\n    transport:\n      respondingTimeouts:\n        readTimeout: 1s\n",
+            ) + "metrics:\n  prometheus: {}\n"
+        },
+        |d| d,
+    );
+    wait_for(&rt, "a ", Duration::from_secs(10));
+    let mut slow = std::net::TcpStream::connect(rt.web).unwrap();
+    slow.write_all(
+        b"POST /ui HTTP/1.1\r\nHost: scadabridge.local\r\nContent-Length: 1000\r\n\r\nonly part of it",
+    )
+    .unwrap();
+    // readTimeout passes while the body is incomplete; the proxy gives up on it.
+    std::thread::sleep(Duration::from_millis(1600));
+    let (status, body) = get(rt.web, "/ui");
+    assert_eq!(status, 200, "{body}");
+    let (_, metrics) = get(rt.api, "/metrics");
+    let a_url = format!("scadabridge-central-a:{}", a.port());
+    let downs: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("bridge_server_state_changes_total"))
+        .filter(|l| l.contains(&a_url) && l.contains("DOWN"))
+        .collect();
+    assert!(downs.is_empty(), "a was marked down: {downs:?}");
+    drop(slow);
 }
