@@ -266,3 +266,32 @@ fn a_service_with_two_kinds_is_refused_as_traefik_refuses_it() {
         "{text}"
     );
 }
+
+#[test]
+fn a_grpc_health_check_is_refused_by_name_instead_of_probed_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("traefik.yml"),
+        "entryPoints:\n  web:\n    address: \":80\"\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+    )
+    .unwrap();
+    let dynamic = |mode: &str| {
+        format!(
+            "http:\n  routers:\n    r:\n      rule: \"PathPrefix(`/`)\"\n      service: s\n  services:\n    s:\n      loadBalancer:\n        healthCheck:\n          path: /health\n          mode: {mode}\n        servers:\n          - url: \"http://127.0.0.1:1\"\n"
+        )
+    };
+    fs::write(dir.path().join("dynamic.yml"), dynamic("grpc")).unwrap();
+    let out = bridgectl().arg("check").arg(dir.path()).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("health check mode `grpc`"), "{text}");
+    fs::write(dir.path().join("dynamic.yml"), dynamic("http")).unwrap();
+    let out = bridgectl().arg("check").arg(dir.path()).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -404,6 +404,7 @@ pub struct EntryPointTls {
 
     /// Domains to obtain certificates for with the resolver.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub domains: Option<Vec<Domain>>,
 }
 

@@ -286,6 +286,20 @@ impl<'a> Ctx<'a> {
         p: &str,
         hc: &crate::model::dynamic::ServerHealthCheck,
     ) {
+        // `mode: http` is what bridgectl does; any other mode (grpc) would be probed wrongly.
+        if let Some(mode) = hc.mode.as_deref()
+            && !mode.eq_ignore_ascii_case("http")
+        {
+            let span = self.span(fi, &format!("{p}/mode"));
+            self.err(
+                Code::Unsupported,
+                format!(
+                    "service `{name}`: health check mode `{mode}` is valid Traefik, but not supported by bridgectl (it probes over HTTP)"
+                ),
+                span,
+                format!("{p}/mode"),
+            );
+        }
         if let Some(path) = &hc.path
             && (path.contains("://") || !path.starts_with('/'))
         {
