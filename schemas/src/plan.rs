@@ -1103,14 +1103,6 @@ impl ServiceRef {
             ServiceRef::Internal(_) => None,
         }
     }
-
-    /// True for `api@internal` and `dashboard@internal`.
-    pub fn is_api(&self) -> bool {
-        matches!(
-            self,
-            ServiceRef::Internal(InternalService::Api | InternalService::Dashboard)
-        )
-    }
 }
 
 impl From<&str> for ServiceRef {

@@ -168,18 +168,7 @@ mod tests {
     use super::*;
 
     fn headers() -> Headers {
-        let mw = serde_json::json!({
-            "custom_request_headers": {}, "custom_response_headers": {}, "sts_seconds": 0,
-            "sts_include_subdomains": false, "sts_preload": false, "force_sts_header": false,
-            "frame_deny": false, "custom_frame_options_value": null, "content_type_nosniff": false,
-            "browser_xss_filter": false, "content_security_policy": null, "referrer_policy": null,
-            "permissions_policy": null, "access_control_allow_credentials": false,
-            "access_control_allow_headers": [], "access_control_allow_methods": [],
-            "access_control_allow_origin_list": [], "access_control_allow_origin_list_regex": [],
-            "access_control_expose_headers": [], "access_control_max_age": 0,
-            "add_vary_header": false
-        });
-        serde_json::from_value(mw).unwrap()
+        crate::middleware::test_support::plan_headers(serde_json::json!({}))
     }
 
     fn req(pairs: &[(&'static str, &'static str)]) -> HeaderMap {

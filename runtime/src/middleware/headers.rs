@@ -171,25 +171,7 @@ fn preflight(c: &Cors, request: &HeaderMap, ctx: &RequestCtx<'_>) -> http::Respo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::middleware::test_support::ctx;
-
-    fn plan_headers(json: serde_json::Value) -> bridge_plan::Headers {
-        let mut base = serde_json::json!({
-            "custom_request_headers": {}, "custom_response_headers": {}, "sts_seconds": 0,
-            "sts_include_subdomains": false, "sts_preload": false, "force_sts_header": false,
-            "frame_deny": false, "custom_frame_options_value": null, "content_type_nosniff": false,
-            "browser_xss_filter": false, "content_security_policy": null, "referrer_policy": null,
-            "permissions_policy": null, "access_control_allow_credentials": false,
-            "access_control_allow_headers": [], "access_control_allow_methods": [],
-            "access_control_allow_origin_list": [], "access_control_allow_origin_list_regex": [],
-            "access_control_expose_headers": [], "access_control_max_age": 0,
-            "add_vary_header": false
-        });
-        for (k, v) in json.as_object().unwrap() {
-            base[k] = v.clone();
-        }
-        serde_json::from_value(base).unwrap()
-    }
+    use crate::middleware::test_support::{ctx, plan_headers};
 
     fn headers(json: serde_json::Value) -> Headers {
         Headers::from_plan(&plan_headers(json)).unwrap()

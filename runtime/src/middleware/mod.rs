@@ -225,6 +225,25 @@ pub(crate) mod test_support {
         )
     }
 
+    /// A plan `headers` middleware with every option at its default, `overrides` applied.
+    pub(crate) fn plan_headers(overrides: serde_json::Value) -> bridge_plan::Headers {
+        let mut base = serde_json::json!({
+            "custom_request_headers": {}, "custom_response_headers": {}, "sts_seconds": 0,
+            "sts_include_subdomains": false, "sts_preload": false, "force_sts_header": false,
+            "frame_deny": false, "custom_frame_options_value": null, "content_type_nosniff": false,
+            "browser_xss_filter": false, "content_security_policy": null, "referrer_policy": null,
+            "permissions_policy": null, "access_control_allow_credentials": false,
+            "access_control_allow_headers": [], "access_control_allow_methods": [],
+            "access_control_allow_origin_list": [], "access_control_allow_origin_list_regex": [],
+            "access_control_expose_headers": [], "access_control_max_age": 0,
+            "add_vary_header": false
+        });
+        for (k, v) in overrides.as_object().into_iter().flatten() {
+            base[k] = v.clone();
+        }
+        serde_json::from_value(base).unwrap()
+    }
+
     /// The body of an answer, as text.
     pub(crate) fn body_text(resp: Response<Body>) -> String {
         use http_body_util::BodyExt as _;

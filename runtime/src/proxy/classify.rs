@@ -16,14 +16,9 @@ pub(crate) struct ClientBodyError(#[source] pub(crate) BoxError);
 /// True when `e` came from the client's request body (its error, or the read deadline), not
 /// from the server: a slow or vanishing client must not mark a healthy server down.
 pub(crate) fn client_side(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if err.is::<ClientBodyError>() || err.is::<BodyTimedOut>() {
-            return true;
-        }
-        cur = err.source();
-    }
-    false
+    in_chain(e, |err| {
+        err.is::<ClientBodyError>() || err.is::<BodyTimedOut>()
+    })
 }
 
 /// The failure kind of `e`, and whether it was a timeout.
@@ -47,12 +42,20 @@ pub(crate) fn classify(e: &SendError) -> (FailureKind, bool) {
 
 /// True when `e` or one of its sources is an I/O error of `kind`.
 fn error_chain_has(e: &(dyn std::error::Error + 'static), kind: std::io::ErrorKind) -> bool {
+    in_chain(e, |err| {
+        err.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == kind)
+    })
+}
+
+/// True when `e` or one of its sources satisfies `test`.
+fn in_chain(
+    e: &(dyn std::error::Error + 'static),
+    test: impl Fn(&(dyn std::error::Error + 'static)) -> bool,
+) -> bool {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
-        if err
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == kind)
-        {
+        if test(err) {
             return true;
         }
         cur = err.source();
