@@ -521,7 +521,7 @@ fn build_to_stdout() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(plan["plan_version"], 3);
+    assert_eq!(plan["plan_version"], bridge_plan::PLAN_VERSION);
 }
 
 #[test]

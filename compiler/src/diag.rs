@@ -94,6 +94,7 @@ codes! {
     MissingVar = "missing-var": "A variable the profile requires was not given with --var.",
     Policy = "policy": "The configuration violates the profile's policy (e.g. plain HTTP in prod).",
     Certificate = "certificate": "A certificate or key is unreadable, mismatched, expired or does not cover the domain.",
+    Acme = "acme": "An ACME certificate resolver, or a router's certificates from one, cannot work as written.",
     Internal = "internal": "bridgectl hit an internal inconsistency; please report it.",
 }
 

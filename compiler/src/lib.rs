@@ -16,6 +16,7 @@
 //! checks, the policy and resolution share.
 #![forbid(unsafe_code)]
 
+pub mod acme;
 pub mod canon;
 pub mod certs;
 pub mod check;

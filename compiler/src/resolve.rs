@@ -42,6 +42,15 @@ struct Resolver<'a> {
     symbols: &'a Symbols,
     sources: &'a SourceMap,
     diags: Vec<Diagnostic>,
+    /// Certificates routers need from ACME resolvers, gathered while routers are resolved.
+    acme_wants: Vec<AcmeWant>,
+}
+
+/// One router's certificates from one resolver.
+struct AcmeWant {
+    resolver: String,
+    router: String,
+    names: Vec<crate::acme::Names>,
 }
 
 impl Resolver<'_> {
@@ -91,6 +100,7 @@ pub fn build_plan(report: &CheckReport, profile_name: &str) -> Result<plan::Plan
         symbols: &report.symbols,
         sources: &report.sources,
         diags: Vec::new(),
+        acme_wants: Vec::new(),
     };
     let plan = r.plan(profile_name);
     if r.diags
@@ -123,6 +133,7 @@ impl Resolver<'_> {
         let services = self.services();
         let routers = self.routers(&entrypoints, &mw_index);
         let tls = self.tls();
+        let certificate_resolvers = self.certificate_resolvers();
         let (api, ping) = self.api_ping(&routers);
         let servers_transports = self.servers_transports(&services);
         let (log, access_log, metrics) = self.observability();
@@ -137,6 +148,7 @@ impl Resolver<'_> {
             services,
             middlewares,
             tls,
+            certificate_resolvers,
             api,
             ping,
             servers_transports,
@@ -883,14 +895,36 @@ impl Resolver<'_> {
                         }
                     }
                 }
-                let ep_tls = group
-                    .iter()
-                    .find_map(|e| entrypoints.get(e).and_then(|ep| ep.tls.clone()));
-                let tls = match (&r.tls, ep_tls) {
-                    (Some(t), _) => Some(plan::RouterTls {
-                        options: plan_name(t.options.as_deref().unwrap_or("default")).to_owned(),
-                    }),
-                    (None, Some(t)) => Some(plan::RouterTls { options: t.options }),
+                // Traefik gives a router without `tls` its entry point's `http.tls` as a whole
+                // (options, certResolver, domains).
+                let ep_tls = group.iter().find_map(|e| {
+                    entrypoints.get(e)?;
+                    st.entry_points
+                        .as_ref()?
+                        .get(e)?
+                        .http
+                        .as_ref()?
+                        .tls
+                        .as_ref()
+                });
+                let effective = match (&r.tls, ep_tls) {
+                    (Some(t), _) => Some((
+                        t.options.as_deref(),
+                        t.cert_resolver.as_deref(),
+                        t.domains.clone(),
+                    )),
+                    (None, Some(t)) => Some((
+                        t.options.as_deref(),
+                        t.cert_resolver.as_deref(),
+                        t.domains.as_ref().map(|ds| {
+                            ds.iter()
+                                .map(|d| dy::Domain {
+                                    main: d.main.clone(),
+                                    sans: d.sans.clone(),
+                                })
+                                .collect()
+                        }),
+                    )),
                     (None, None) => None,
                 };
                 let key = if split {
@@ -898,6 +932,19 @@ impl Resolver<'_> {
                 } else {
                     name.to_owned()
                 };
+                let tls = effective.map(|(options, resolver, domains)| {
+                    if let Some(res) = resolver {
+                        self.acme_wants.push(AcmeWant {
+                            resolver: res.to_owned(),
+                            router: key.clone(),
+                            names: crate::acme::router_domains(domains.as_deref(), &matcher),
+                        });
+                    }
+                    plan::RouterTls {
+                        options: plan_name(options.unwrap_or("default")).to_owned(),
+                        cert_resolver: resolver.map(str::to_owned),
+                    }
+                });
                 let service = plan::ServiceRef::from(plan_name(&r.service));
                 out.insert(
                     key,
@@ -917,6 +964,108 @@ impl Resolver<'_> {
                     },
                 );
             }
+        }
+        out
+    }
+
+    // ---- certificate resolvers ------------------------------------------------------------------
+
+    /// The ACME resolvers with Traefik's defaults, and the certificates routers need from each
+    /// (identical name sets merged, routers listed). Resolvers `check` refused are absent (the
+    /// plan is only built without errors).
+    fn certificate_resolvers(&self) -> BTreeMap<String, plan::CertificateResolver> {
+        use crate::model::static_config as sc;
+        let mut out = BTreeMap::new();
+        let Some(all) = self.loaded.static_cfg.certificates_resolvers.as_ref() else {
+            return out;
+        };
+        for (name, res) in all {
+            let Some(a) = &res.acme else { continue };
+            let Some(key_type) = plan::AcmeKeyType::from_traefik(
+                a.key_type.as_deref().unwrap_or(sc::DEFAULT_ACME_KEY_TYPE),
+            ) else {
+                continue;
+            };
+            let pointer = format!("/certificatesResolvers/{}", escape(name));
+            let source = self.provenance(self.loaded.static_canon.key_span(&pointer));
+            let mut domains: Vec<plan::AcmeDomain> = Vec::new();
+            for want in self.acme_wants.iter().filter(|w| &w.resolver == name) {
+                for names in &want.names {
+                    let mut sorted = names.clone();
+                    sorted.sort();
+                    let same = domains.iter_mut().find(|d| {
+                        let mut theirs: Vec<String> = d.names().map(str::to_owned).collect();
+                        theirs.sort();
+                        theirs == sorted
+                    });
+                    match same {
+                        Some(d) => {
+                            if !d.routers.contains(&want.router) {
+                                d.routers.push(want.router.clone());
+                                d.routers.sort();
+                            }
+                        }
+                        None => domains.push(plan::AcmeDomain {
+                            main: names[0].clone(),
+                            sans: names[1..].to_vec(),
+                            routers: vec![want.router.clone()],
+                        }),
+                    }
+                }
+            }
+            let delay = |d: Option<&Duration>| ms(d.copied(), 0);
+            out.insert(
+                name.clone(),
+                plan::CertificateResolver {
+                    email: a.email.clone().filter(|e| !e.is_empty()),
+                    ca_server: a
+                        .ca_server
+                        .clone()
+                        .unwrap_or_else(|| sc::DEFAULT_ACME_CA_SERVER.to_owned()),
+                    ca_certificates: a.ca_certificates.clone().unwrap_or_default(),
+                    ca_system_cert_pool: a.ca_system_cert_pool.unwrap_or(false),
+                    ca_server_name: a.ca_server_name.clone().filter(|n| !n.is_empty()),
+                    storage: a
+                        .storage
+                        .clone()
+                        .unwrap_or_else(|| sc::DEFAULT_ACME_STORAGE.to_owned()),
+                    key_type,
+                    certificates_duration_hours: u64::try_from(
+                        a.certificates_duration
+                            .unwrap_or(sc::DEFAULT_ACME_CERTIFICATES_DURATION),
+                    )
+                    .unwrap_or(1),
+                    profile: a.profile.clone().filter(|p| !p.is_empty()),
+                    email_addresses: a.email_addresses.clone().unwrap_or_default(),
+                    disable_common_name: a.disable_common_name.unwrap_or(false),
+                    eab: a.eab.as_ref().and_then(|e| {
+                        Some(plan::Eab {
+                            kid: e.kid.clone()?,
+                            hmac_encoded: e.hmac_encoded.clone()?,
+                        })
+                    }),
+                    http_challenge: a.http_challenge.as_ref().and_then(|h| {
+                        Some(plan::HttpChallenge {
+                            entrypoint: h.entry_point.clone()?,
+                            delay_ms: delay(h.delay.as_ref()),
+                        })
+                    }),
+                    tls_challenge: a.tls_challenge.as_ref().map(|t| plan::TlsChallenge {
+                        delay_ms: delay(t.delay.as_ref()),
+                    }),
+                    client_timeout_ms: ms(
+                        a.client_timeout,
+                        ms(Some(sc::DEFAULT_ACME_CLIENT_TIMEOUT), 0),
+                    ),
+                    client_response_header_timeout_ms: ms(
+                        a.client_response_header_timeout,
+                        ms(Some(sc::DEFAULT_ACME_CLIENT_RESPONSE_HEADER_TIMEOUT), 0),
+                    ),
+                    certificate_timeout_ms: ms(a.certificate_timeout, 30_000),
+                    domains,
+                    source,
+                },
+            );
         }
         out
     }

@@ -895,6 +895,7 @@ mod tests {
             r.priority = priority.unwrap_or(text.len() as i64);
             r.tls = tls.then(|| RouterTls {
                 options: "default".into(),
+                cert_resolver: None,
             });
             plan.routers.insert((*key).to_owned(), r);
         }

@@ -216,7 +216,12 @@ impl Runtime {
         resolve: &HashMap<String, IpAddr>,
         old: Option<&Self>,
     ) -> Result<Self, ServeError> {
-        let unsupported = crate::proxy::mirror::too_deep(&plan);
+        let mut unsupported = crate::proxy::mirror::too_deep(&plan);
+        // ACME is checked and planned by the compiler; until this runtime obtains certificates
+        // it refuses such a plan rather than serve its routers without them.
+        unsupported.extend(plan.certificate_resolvers.keys().map(|name| {
+            format!("certificate resolver `{name}`: ACME is not served by this runtime yet")
+        }));
         if !unsupported.is_empty() {
             return Err(ServeError::Unsupported(unsupported));
         }

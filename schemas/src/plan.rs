@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 3;
+pub const PLAN_VERSION: u32 = 4;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub const PLAN_VERSION: u32 = 3;
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// Format version; always [`PLAN_VERSION`] for plans written by this build.
-    #[cfg_attr(feature = "schema", schemars(extend("const" = 3)))]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = 4)))]
     pub plan_version: u32,
     /// `sha256:` followed by 64 lower-case hex digits: SHA-256 of the canonical JSON of the plan
     /// without this field (see [`Plan::seal`]).
@@ -49,6 +49,10 @@ pub struct Plan {
     pub middlewares: BTreeMap<String, Middleware>,
     /// Certificates and TLS options.
     pub tls: Tls,
+    /// ACME certificate resolvers by name (Traefik's static `certificatesResolvers`), with the
+    /// domains each must obtain certificates for. Never holds a private key: keys live in each
+    /// resolver's storage file, written by the runtime.
+    pub certificate_resolvers: BTreeMap<String, CertificateResolver>,
     /// The API and dashboard, when enabled.
     pub api: Option<Api>,
     /// The ping endpoint, when enabled.
@@ -264,6 +268,9 @@ pub struct Router {
 pub struct RouterTls {
     /// Key into [`Tls::options`].
     pub options: String,
+    /// Key into [`Plan::certificate_resolvers`]: the resolver that obtains this router's
+    /// certificate; until it has one, the router is served with the default certificate.
+    pub cert_resolver: Option<String>,
 }
 
 /// A service: where its definition came from and what kind it is.
@@ -641,6 +648,150 @@ pub struct Certificate {
     pub cert_file: String,
     /// PEM private key: a file path as written, read by the runtime at start.
     pub key_file: String,
+}
+
+/// An ACME certificate resolver (Traefik's `certificatesResolvers.<name>.acme`), every default
+/// filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CertificateResolver {
+    /// Account contact address; `null`: an account without contact.
+    pub email: Option<String>,
+    /// ACME directory URL.
+    pub ca_server: String,
+    /// PEM files (paths as written) trusted for the ACME server's own TLS certificate.
+    pub ca_certificates: Vec<String>,
+    /// Also trust the system's certificate store for the ACME server (always the case when
+    /// `ca_certificates` is empty).
+    pub ca_system_cert_pool: bool,
+    /// Name checked in the ACME server's certificate instead of the URL's host.
+    pub ca_server_name: Option<String>,
+    /// The storage file (Traefik's acme.json format), path as written; shared by every resolver
+    /// naming the same file, each under its own key.
+    pub storage: String,
+    /// Private key type of the certificates.
+    pub key_type: AcmeKeyType,
+    /// Traefik's `certificatesDuration` in hours: the lifetime the operator expects. Renewal is
+    /// timed from each certificate's real lifetime; this only bounds how often it is checked.
+    pub certificates_duration_hours: u64,
+    /// ACME profile to order certificates with; `null`: the CA's default.
+    pub profile: Option<String>,
+    /// Email addresses put into the certificate requests.
+    pub email_addresses: Vec<String>,
+    /// Leave the common name out of the certificate requests.
+    pub disable_common_name: bool,
+    /// External account binding, when the CA requires one.
+    pub eab: Option<Eab>,
+    /// HTTP-01: answered on this entry point.
+    pub http_challenge: Option<HttpChallenge>,
+    /// TLS-ALPN-01: answered on every TLS entry point.
+    pub tls_challenge: Option<TlsChallenge>,
+    /// Timeout of one whole exchange with the ACME server.
+    pub client_timeout_ms: u64,
+    /// Timeout for the response header of the ACME server.
+    pub client_response_header_timeout_ms: u64,
+    /// Timeout for the certificate once an order is finalized.
+    pub certificate_timeout_ms: u64,
+    /// The certificates routers need, deduplicated as Traefik does: a router's `tls.domains`, or
+    /// the hosts of its rule's `Host` matchers as one certificate (first host main).
+    pub domains: Vec<AcmeDomain>,
+    /// Where the resolver was defined.
+    pub source: Provenance,
+}
+
+/// Key types Traefik's `keyType` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum AcmeKeyType {
+    /// ECDSA P-256.
+    #[serde(rename = "EC256")]
+    Ec256,
+    /// ECDSA P-384.
+    #[serde(rename = "EC384")]
+    Ec384,
+    /// RSA 2048 bits.
+    #[serde(rename = "RSA2048")]
+    Rsa2048,
+    /// RSA 4096 bits (Traefik's default).
+    #[serde(rename = "RSA4096")]
+    Rsa4096,
+}
+
+impl AcmeKeyType {
+    /// The key type of a Traefik `keyType` value; RSA8192 is not offered (no supported crypto
+    /// library generates it).
+    pub fn from_traefik(name: &str) -> Option<AcmeKeyType> {
+        Some(match name {
+            "EC256" => AcmeKeyType::Ec256,
+            "EC384" => AcmeKeyType::Ec384,
+            "RSA2048" => AcmeKeyType::Rsa2048,
+            "RSA4096" => AcmeKeyType::Rsa4096,
+            _ => return None,
+        })
+    }
+
+    /// Traefik's name of the key type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AcmeKeyType::Ec256 => "EC256",
+            AcmeKeyType::Ec384 => "EC384",
+            AcmeKeyType::Rsa2048 => "RSA2048",
+            AcmeKeyType::Rsa4096 => "RSA4096",
+        }
+    }
+}
+
+/// ACME external account binding credentials (the HMAC key is a credential: a plan with `eab`
+/// is as secret as the static configuration it came from).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Eab {
+    /// Key identifier from the CA.
+    pub kid: String,
+    /// The HMAC key, base64url as the CA gave it.
+    pub hmac_encoded: String,
+}
+
+/// HTTP-01 challenge settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HttpChallenge {
+    /// Entry point (key into [`Plan::entrypoints`]) answering `/.well-known/acme-challenge/`.
+    pub entrypoint: String,
+    /// Wait between presenting the answer and telling the CA to check it.
+    pub delay_ms: u64,
+}
+
+/// TLS-ALPN-01 challenge settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TlsChallenge {
+    /// Wait between presenting the answer and telling the CA to check it.
+    pub delay_ms: u64,
+}
+
+/// One certificate a resolver must obtain: its names, in request order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AcmeDomain {
+    /// Main name (the certificate's common name unless `disable_common_name`).
+    pub main: String,
+    /// Further names (subject alternative names).
+    pub sans: Vec<String>,
+    /// Keys of the routers that need it, sorted.
+    pub routers: Vec<String>,
+}
+
+impl AcmeDomain {
+    /// Main name then the further names.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.main.as_str()).chain(self.sans.iter().map(String::as_str))
+    }
 }
 
 /// A TLS option set.
@@ -1026,6 +1177,7 @@ macro_rules! display_as {
 }
 
 display_as!(
+    AcmeKeyType => as_str,
     RuleSyntax => as_str,
     TlsVersion => as_str,
     CipherSuite => go_name,
@@ -1302,6 +1454,42 @@ impl Plan {
                     "TLS options",
                     &tls.options,
                 )?;
+                if let Some(res) = &tls.cert_resolver {
+                    need(
+                        self.certificate_resolvers.contains_key(res),
+                        format!("{at}/tls/cert_resolver"),
+                        "certificate resolver",
+                        res,
+                    )?;
+                }
+            }
+        }
+
+        for (name, res) in &self.certificate_resolvers {
+            let at = format!("/certificate_resolvers/{}", pointer_escape(name));
+            if let Some(h) = &res.http_challenge {
+                need(
+                    self.entrypoints.contains_key(&h.entrypoint),
+                    format!("{at}/http_challenge/entrypoint"),
+                    "entry point",
+                    &h.entrypoint,
+                )?;
+            }
+            if res.http_challenge.is_none() && res.tls_challenge.is_none() {
+                return Err(bad(
+                    at,
+                    "names no challenge (http_challenge or tls_challenge)".into(),
+                ));
+            }
+            for (i, d) in res.domains.iter().enumerate() {
+                for (j, r) in d.routers.iter().enumerate() {
+                    need(
+                        self.routers.contains_key(r),
+                        format!("{at}/domains/{i}/routers/{j}"),
+                        "router",
+                        r,
+                    )?;
+                }
             }
         }
 
@@ -1567,6 +1755,7 @@ impl Plan {
                     },
                 )]),
             },
+            certificate_resolvers: BTreeMap::new(),
             api: None,
             ping: None,
             servers_transports: BTreeMap::from([(
@@ -1781,6 +1970,7 @@ mod tests {
         let mut plan = Plan::example();
         plan.routers.get_mut("whoami").unwrap().tls = Some(RouterTls {
             options: "strict".into(),
+            cert_resolver: None,
         });
         assert!(plan.check_consistency().is_err());
 

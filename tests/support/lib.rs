@@ -7,12 +7,14 @@
 //! - [`tls`]: a test CA, a client that shows which certificate is served, server configurations;
 //! - [`process`]: the binaries under test, serving processes, signals, exits, kill-on-drop guards;
 //! - [`sim`]: the two simulated ScadaBridge nodes (the demo and the appliance tests);
-//! - [`prod`]: the prod profile of the example served for real.
+//! - [`prod`]: the prod profile of the example served for real;
+//! - [`pebble`]: Let's Encrypt's test ACME server (Debian's `pebble`) and its DNS server.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 
 pub mod backends;
+pub mod pebble;
 pub mod process;
 pub mod prod;
 pub mod sim;

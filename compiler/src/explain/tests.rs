@@ -96,6 +96,7 @@ fn fixture() -> Plan {
     whoami.middlewares = vec!["secure-headers".into()];
     whoami.tls = Some(RouterTls {
         options: "default".into(),
+        cert_resolver: None,
     });
     let mut central = router(
         "Host(`central.example.com`) && PathPrefix(`/api`)",
@@ -318,7 +319,7 @@ fn explain_shows_what_is_served() {
     let plan = fixture();
     let text = explain(&plan);
     assert!(text.starts_with("plan sha256:"), "{text}");
-    assert!(text.contains(" · profile prod · plan_version 3 · inputs sha256:"));
+    assert!(text.contains(" · profile prod · plan_version 4 · inputs sha256:"));
     // The entry point, its redirect and timeouts.
     let legacy = text.lines().find(|l| l.starts_with("  legacy ")).unwrap();
     assert!(legacy.contains(":8000"), "{legacy}");

@@ -91,7 +91,6 @@ pub struct StaticConfig {
 
     /// Certificate resolvers (ACME / Tailscale) by name, referenced by `tls.certResolver`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub certificates_resolvers: Option<BTreeMap<String, CertificateResolver>>,
 
     /// Experimental features (plugins, local plugins, fast proxy, feature flags).
@@ -402,9 +401,9 @@ pub struct EntryPointTls {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cert_resolver: Option<String>,
 
-    /// Domains to obtain certificates for with the resolver.
+    /// Domains to obtain certificates for with the resolver (for routers without `tls` of their
+    /// own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub domains: Option<Vec<Domain>>,
 }
 
@@ -787,8 +786,10 @@ pub struct Acme {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_server: Option<String>,
 
-    /// Preferred chain, by issuer common name (default: the CA's default chain).
+    /// Preferred chain, by issuer common name (default: the CA's default chain). Ignored by
+    /// bridgectl: the CA's default chain is served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub preferred_chain: Option<String>,
 
     /// ACME certificate profile to request (default none).
@@ -843,9 +844,9 @@ pub struct Acme {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_server_name: Option<String>,
 
-    /// DNS-01 challenge.
+    /// DNS-01 challenge (not supported by bridgectl: use httpChallenge or tlsChallenge).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-allow-empty" = true))]
+    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
     pub dns_challenge: Option<DnsChallenge>,
 
     /// HTTP-01 challenge.

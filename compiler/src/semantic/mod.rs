@@ -18,6 +18,7 @@ use crate::diag::{Code, Diagnostic, did_you_mean};
 use crate::loaded::{EntityRef, Loaded, Section, Symbols};
 use crate::source::{SourceMap, Span};
 
+mod acme;
 mod bridge;
 mod middlewares;
 mod routers;
@@ -56,6 +57,7 @@ pub fn check(loaded: &Loaded, symbols: &Symbols, sources: &SourceMap, diags: &mu
     ctx.check_services();
     ctx.check_middlewares();
     ctx.check_tls();
+    ctx.check_resolvers();
     ctx.check_transports();
     ctx.check_bridge();
 }

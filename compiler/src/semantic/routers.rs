@@ -108,24 +108,59 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
+            if let Some(opt) = r.tls.as_ref().and_then(|t| t.options.as_ref()) {
+                self.tls_option_ref(opt, Some(fi), &format!("{base}/tls/options"));
+            }
+            // Certificates from a resolver: the router's own `tls`, else its entry point's.
             if let Some(tls) = &r.tls {
-                if let Some(opt) = &tls.options {
-                    self.tls_option_ref(opt, Some(fi), &format!("{base}/tls/options"));
-                }
                 if let Some(res) = &tls.cert_resolver {
-                    let known = self
+                    self.check_router_certificates(
+                        name,
+                        res,
+                        tls.domains.as_deref(),
+                        (&r.rule, syntax),
+                        Some(fi),
+                        &format!("{base}/tls/certResolver"),
+                    );
+                }
+            } else {
+                let on: Vec<String> = r
+                    .entry_points
+                    .clone()
+                    .unwrap_or_else(|| self.default_entry_points());
+                let inherited = on.iter().find_map(|ep| {
+                    let t = self
                         .loaded
                         .static_cfg
-                        .certificates_resolvers
-                        .as_ref()
-                        .is_some_and(|m| m.contains_key(res));
-                    let p = format!("{base}/tls/certResolver");
-                    let span = self.span(fi, &p);
-                    if known {
-                        self.err(Code::Unsupported, format!("router `{name}`: certificate resolvers (ACME) are valid Traefik, but not supported by bridgectl"), span, p);
-                    } else {
-                        self.err(Code::UndefinedReference, format!("router `{name}`: certificate resolver `{res}` is not defined in the static configuration"), span, p);
-                    }
+                        .entry_points
+                        .as_ref()?
+                        .get(ep)?
+                        .http
+                        .as_ref()?
+                        .tls
+                        .as_ref()?;
+                    Some((ep.clone(), t.cert_resolver.clone()?, t.domains.clone()))
+                });
+                if let Some((ep, res, domains)) = inherited {
+                    let domains: Option<Vec<crate::model::dynamic::Domain>> = domains.map(|ds| {
+                        ds.into_iter()
+                            .map(|d| crate::model::dynamic::Domain {
+                                main: d.main,
+                                sans: d.sans,
+                            })
+                            .collect()
+                    });
+                    self.check_router_certificates(
+                        name,
+                        &res,
+                        domains.as_deref(),
+                        (&r.rule, syntax),
+                        None,
+                        &format!(
+                            "/entryPoints/{}/http/tls/certResolver",
+                            crate::canon::escape(&ep)
+                        ),
+                    );
                 }
             }
         }
