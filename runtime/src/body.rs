@@ -53,6 +53,17 @@ pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     r
 }
 
+/// A plain-text answer with a body made at run time (an ACME HTTP-01 key authorization).
+pub(crate) fn text_owned(status: StatusCode, body: String) -> Response<Body> {
+    let mut r = Response::new(full(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
 /// Traefik's answer when no router matches.
 pub(crate) fn not_found() -> Response<Body> {
     text(StatusCode::NOT_FOUND, "404 page not found\n")

@@ -20,6 +20,7 @@ pub mod load;
 pub mod notify;
 pub mod self_probe;
 
+mod acme;
 mod admin;
 mod body;
 mod deadline;

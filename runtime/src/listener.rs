@@ -160,6 +160,12 @@ impl Conn {
             if let Ok(Ok(tls_stream)) =
                 tokio::time::timeout_at(deadline, acceptor.accept(stream)).await
             {
+                // A TLS-ALPN-01 validation ends with the handshake (RFC 8737 §3).
+                if tls_stream.get_ref().1.alpn_protocol()
+                    == Some(crate::acme::challenge::ACME_TLS_ALPN)
+                {
+                    return;
+                }
                 self.serve(tls_stream, true).await;
             }
         })

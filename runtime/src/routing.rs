@@ -616,7 +616,7 @@ fn canonical_host(host: &str) -> Cow<'_, str> {
 
 /// Traefik's `parseHost`: the host part of `net.SplitHostPort`, else the bracketed address
 /// without brackets, else the input.
-fn strip_port(addr: &str) -> &str {
+pub(crate) fn strip_port(addr: &str) -> &str {
     if !addr.contains(':') {
         return addr;
     }

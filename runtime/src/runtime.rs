@@ -17,6 +17,7 @@ use http::{HeaderValue, Uri};
 use http_body_util::Full;
 
 use crate::FastMap;
+use crate::acme::Acme;
 use crate::body::ReqBody;
 use crate::middleware::{Chain, Middleware, MiddlewareError};
 use crate::observe::Observer;
@@ -56,6 +57,9 @@ pub enum ServeError {
     /// TLS could not be set up (certificates, options).
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    /// ACME could not be set up (storage, the ACME server's TLS settings).
+    #[error(transparent)]
+    Acme(#[from] crate::acme::AcmeError),
     /// Connections to servers could not be set up (servers transports, server URLs).
     #[error(transparent)]
     Transport(#[from] crate::transport::TransportError),
@@ -90,6 +94,8 @@ pub struct Runtime {
     pub(crate) started: String,
     /// Metrics and access log (kept across reloads that do not change their settings).
     pub(crate) observer: Option<Arc<Observer>>,
+    /// ACME certificates and challenges (kept across reloads).
+    pub(crate) acme: Arc<Acme>,
 }
 
 /// An entry point, by its position among the plan's entry points (stable across reloads, which
@@ -114,6 +120,8 @@ pub(crate) struct Entry {
     pub(crate) metrics_here: bool,
     /// `api.insecure` serves the API and `/ping` here.
     pub(crate) api_here: bool,
+    /// A resolver answers HTTP-01 here, before the redirect and routing.
+    pub(crate) acme_http: Option<Arc<crate::acme::challenge::Challenges>>,
 }
 
 /// The routers of one entry point for one kind of connection.
@@ -216,22 +224,29 @@ impl Runtime {
         resolve: &HashMap<String, IpAddr>,
         old: Option<&Self>,
     ) -> Result<Self, ServeError> {
-        let mut unsupported = crate::proxy::mirror::too_deep(&plan);
-        // ACME is checked and planned by the compiler; until this runtime obtains certificates
-        // it refuses such a plan rather than serve its routers without them.
-        unsupported.extend(plan.certificate_resolvers.keys().map(|name| {
-            format!("certificate resolver `{name}`: ACME is not served by this runtime yet")
-        }));
+        let unsupported = crate::proxy::mirror::too_deep(&plan);
         if !unsupported.is_empty() {
             return Err(ServeError::Unsupported(unsupported));
         }
         let upstreams = Upstreams::from_plan(&plan)?;
         let routers = routers(&plan, &upstreams)?;
-        let mut tls = crate::tls::configs(&plan)?;
+        // ACME state outlives reloads: accounts, open orders and certificates carry over.
+        let acme = old.map_or_else(|| Arc::new(Acme::default()), |o| o.acme.clone());
+        let with_acme = !plan.certificate_resolvers.is_empty();
+        let (mut tls, covered) = crate::tls::configs(&plan, with_acme.then_some(&acme))?;
         let entries = plan
             .entrypoints
             .iter()
-            .map(|(name, ep)| entry(&plan, name, ep, &routers, tls.remove(name)))
+            .map(|(name, ep)| {
+                let challenge = plan.certificate_resolvers.values().any(|r| {
+                    r.http_challenge
+                        .as_ref()
+                        .is_some_and(|h| &h.entrypoint == name)
+                });
+                let mut e = entry(&plan, name, ep, &routers, tls.remove(name))?;
+                e.acme_http = challenge.then(|| acme.challenges.clone());
+                Ok(e)
+            })
             .collect::<Result<_, ServeError>>()?;
         let mut factory = ClientFactory::default();
         let servers = servers(&plan, resolve, &mut factory)?;
@@ -255,7 +270,13 @@ impl Runtime {
             )
             .map_err(ServeError::AccessLog)?,
         };
+        // Last, so a reload that fails before leaves ACME as it was; stored certificates are
+        // served from here on, missing ones ordered in the background.
+        if with_acme || old.is_some() {
+            acme.configure(&plan, covered)?;
+        }
         Ok(Self {
+            acme,
             plan,
             upstreams,
             entries,
@@ -422,6 +443,7 @@ fn entry(
             .api
             .as_ref()
             .is_some_and(|a| a.insecure && a.entrypoint == name),
+        acme_http: None,
     })
 }
 

@@ -23,6 +23,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use bridge_plan::{Certificate, ClientAuth, ClientAuthType, Plan, TlsOptions, TlsVersion};
+
+use crate::acme::Acme;
 use rustls::crypto::CryptoProvider;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
@@ -71,8 +73,16 @@ fn provider() -> CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
 }
 
-/// The TLS server configuration of each entry point that serves TLS.
-pub(crate) fn configs(plan: &Plan) -> Result<HashMap<String, Arc<ServerConfig>>, TlsError> {
+/// TLS server configurations by entry point.
+pub(crate) type Configs = HashMap<String, Arc<ServerConfig>>;
+
+/// The TLS server configuration of each entry point that serves TLS, and the names the plan's
+/// certificate files cover (ACME never orders those). With `acme`, its certificates are served
+/// by SNI after the files' exact names, and TLS-ALPN-01 handshakes get its challenge answers.
+pub(crate) fn configs(
+    plan: &Plan,
+    acme: Option<&Arc<Acme>>,
+) -> Result<(Configs, Vec<String>), TlsError> {
     let mut wanted: Vec<(String, String)> = Vec::new();
     for (name, ep) in &plan.entrypoints {
         let mut options: BTreeSet<&str> = BTreeSet::new();
@@ -99,11 +109,12 @@ pub(crate) fn configs(plan: &Plan) -> Result<HashMap<String, Arc<ServerConfig>>,
         }
     }
     if wanted.is_empty() {
-        return Ok(HashMap::new());
+        return Ok((HashMap::new(), Vec::new()));
     }
     let provider = provider();
     let mut by_options: HashMap<String, Arc<ServerConfig>> = HashMap::new();
     let mut out = HashMap::new();
+    let mut covered: Vec<String> = Vec::new();
     for (ep, opt_name) in wanted {
         let cfg = match by_options.get(&opt_name) {
             Some(c) => c.clone(),
@@ -116,15 +127,27 @@ pub(crate) fn configs(plan: &Plan) -> Result<HashMap<String, Arc<ServerConfig>>,
                         name: opt_name.clone(),
                         why: "not defined in the plan".into(),
                     })?;
-                let resolver = Arc::new(SniResolver::load(plan, &provider, opts.sni_strict)?);
-                let c = Arc::new(server_config(&opt_name, opts, resolver, &provider)?);
+                let resolver = Arc::new(SniResolver::load(
+                    plan,
+                    &provider,
+                    opts.sni_strict,
+                    acme.cloned(),
+                )?);
+                if covered.is_empty() {
+                    covered = resolver.names();
+                }
+                let alpn = plan
+                    .certificate_resolvers
+                    .values()
+                    .any(|r| r.tls_challenge.is_some());
+                let c = Arc::new(server_config(&opt_name, opts, resolver, &provider, alpn)?);
                 by_options.insert(opt_name.clone(), c.clone());
                 c
             }
         };
         out.insert(ep, cfg);
     }
-    Ok(out)
+    Ok((out, covered))
 }
 
 /// The rustls suite of a plan's cipher suite.
@@ -160,6 +183,7 @@ fn server_config(
     opts: &TlsOptions,
     resolver: Arc<SniResolver>,
     provider: &CryptoProvider,
+    acme_tls_alpn: bool,
 ) -> Result<ServerConfig, TlsError> {
     let bad = |why: String| TlsError::Options {
         name: name.to_owned(),
@@ -217,6 +241,11 @@ fn server_config(
             .map(|p| p.as_bytes().to_vec())
             .collect()
     };
+    if acme_tls_alpn {
+        // Offered last: only a client asking for nothing else (the CA's validator) gets it.
+        cfg.alpn_protocols
+            .push(crate::acme::challenge::ACME_TLS_ALPN.to_vec());
+    }
     Ok(cfg)
 }
 
@@ -271,10 +300,17 @@ struct SniResolver {
     default: Arc<CertifiedKey>,
     /// `sniStrict` of the option set this resolver serves.
     strict: bool,
+    /// Certificates from ACME resolvers, and their TLS-ALPN-01 answers.
+    acme: Option<Arc<Acme>>,
 }
 
 impl SniResolver {
-    fn load(plan: &Plan, provider: &CryptoProvider, strict: bool) -> Result<Self, TlsError> {
+    fn load(
+        plan: &Plan,
+        provider: &CryptoProvider,
+        strict: bool,
+        acme: Option<Arc<Acme>>,
+    ) -> Result<Self, TlsError> {
         let mut exact = HashMap::new();
         let mut wildcard = HashMap::new();
         let mut add = |key: &Arc<CertifiedKey>, names: Vec<String>| {
@@ -309,22 +345,53 @@ impl SniResolver {
             wildcard,
             default,
             strict,
+            acme,
         })
     }
 
-    fn find(&self, name: &str) -> Option<&Arc<CertifiedKey>> {
+    /// The names the certificate files cover (`*.parent` for wildcards).
+    fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.exact.keys().cloned().collect();
+        v.extend(self.wildcard.keys().map(|p| format!("*.{p}")));
+        v.sort();
+        v
+    }
+
+    /// Traefik's order, with ACME certificates in the same store: exact names (files, then
+    /// ACME), then wildcards (files, then ACME).
+    fn find(&self, name: &str) -> Option<Arc<CertifiedKey>> {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
-        self.exact.get(&name).or_else(|| {
-            name.split_once('.')
-                .and_then(|(_, parent)| self.wildcard.get(parent))
-        })
+        if let Some(k) = self.exact.get(&name) {
+            return Some(k.clone());
+        }
+        if let Some(k) = self.acme.as_ref().and_then(|a| a.find_exact(&name)) {
+            return Some(k);
+        }
+        if let Some(k) = name
+            .split_once('.')
+            .and_then(|(_, parent)| self.wildcard.get(parent))
+        {
+            return Some(k.clone());
+        }
+        self.acme.as_ref().and_then(|a| a.find_wildcard(&name))
     }
 }
 
 impl ResolvesServerCert for SniResolver {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        if let Some(acme) = &self.acme {
+            // RFC 8737 §3: the validator offers `acme-tls/1` and nothing else.
+            let mut alpn = hello.alpn().into_iter().flatten();
+            let only_acme =
+                alpn.next() == Some(crate::acme::challenge::ACME_TLS_ALPN) && alpn.next().is_none();
+            if only_acme {
+                return hello
+                    .server_name()
+                    .and_then(|n| acme.challenges.alpn_cert(n));
+            }
+        }
         match hello.server_name().and_then(|n| self.find(n)) {
-            Some(k) => Some(k.clone()),
+            Some(k) => Some(k),
             None if self.strict => None,
             None => Some(self.default.clone()),
         }
@@ -437,18 +504,21 @@ mod tests {
     fn sni_picks_exact_then_wildcard_then_default() {
         let dir = tempfile::tempdir().unwrap();
         let plan = tls_plan(dir.path());
-        let r = SniResolver::load(&plan, &provider(), false).unwrap();
+        let r = SniResolver::load(&plan, &provider(), false, None).unwrap();
         let exact = r.find("App.Example.COM.").unwrap();
         let wild = r.find("other.example.com").unwrap();
-        assert!(!Arc::ptr_eq(exact, wild));
+        assert!(!Arc::ptr_eq(&exact, &wild));
         assert!(Arc::ptr_eq(
-            r.find("default.example.net").unwrap(),
+            &r.find("default.example.net").unwrap(),
             &r.default
         ));
         // A wildcard covers one label only.
         assert!(r.find("a.b.example.com").is_none());
         assert!(r.find("unknown.test").is_none());
-        assert_eq!(configs(&plan).unwrap().len(), plan.entrypoints.len());
+        assert_eq!(
+            configs(&plan, None).unwrap().0.len(),
+            plan.entrypoints.len()
+        );
     }
 
     #[test]
@@ -457,7 +527,7 @@ mod tests {
         let mut plan = tls_plan(dir.path());
         let other = cert(dir.path(), "other", &["x.example.com"]);
         plan.tls.certificates[0].key_file = other.key_file;
-        let err = configs(&plan).unwrap_err().to_string();
+        let err = configs(&plan, None).unwrap_err().to_string();
         assert!(
             err.contains("the key does not fit the certificate"),
             "{err}"
@@ -477,7 +547,7 @@ mod tests {
             assert!(offered.contains(&rustls_suite(suite)), "{suite}");
             let opts = plan.tls.options.get_mut("default").unwrap();
             opts.cipher_suites = vec![suite];
-            assert!(configs(&plan).is_ok(), "{suite}");
+            assert!(configs(&plan, None).is_ok(), "{suite}");
         }
     }
 
@@ -508,7 +578,7 @@ mod tests {
                 ca_files: files,
                 auth_type,
             });
-            assert_eq!(configs(&plan).is_ok(), ok, "{auth_type}");
+            assert_eq!(configs(&plan, None).is_ok(), ok, "{auth_type}");
         }
     }
 }

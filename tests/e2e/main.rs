@@ -10,6 +10,7 @@
 
 mod harness;
 
+mod acme;
 mod failover;
 mod https;
 mod lifecycle;

@@ -127,6 +127,19 @@ impl rustls::client::danger::ServerCertVerifier for AnyServerCert {
     }
 }
 
+/// A client configuration that accepts any server certificate ([`AnyServerCert`]).
+pub fn insecure_client() -> Arc<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .expect("the default versions")
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyServerCert(provider)))
+            .with_no_client_auth(),
+    )
+}
+
 /// A TLS client connection over TCP.
 pub type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 

@@ -35,6 +35,9 @@ impl Runtime {
 
     /// The Traefik-compatible API and the dashboard, if `uri` is one of their paths.
     pub(crate) fn api(&self, method: &Method, uri: &Uri) -> Option<Response<Body>> {
+        if let Some(r) = self.certificates(method, uri.path()) {
+            return Some(r);
+        }
         let r = api::handle(
             &self.plan,
             &self.upstreams,
@@ -63,11 +66,55 @@ impl Runtime {
 
     /// `/metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the classic
     /// text format.
+    /// `GET {base}/api/bridge/certificates` (bridgectl's extension; Traefik's API lists no
+    /// certificates): what each ACME resolver holds, issuer and validity included.
+    fn certificates(&self, method: &Method, path: &str) -> Option<Response<Body>> {
+        let base = self
+            .plan
+            .api
+            .as_ref()
+            .map_or("", |a| a.base_path.trim_end_matches('/'));
+        if path.strip_prefix(base)? != "/api/bridge/certificates"
+            || (method != Method::GET && method != Method::HEAD)
+        {
+            return None;
+        }
+        let time = |secs: i64| {
+            crate::observe::rfc3339_secs(std::time::Duration::from_secs(
+                u64::try_from(secs).unwrap_or(0),
+            ))
+        };
+        let list: Vec<serde_json::Value> = self
+            .acme
+            .held()
+            .into_iter()
+            .map(|(resolver, h)| {
+                serde_json::json!({
+                    "resolver": resolver,
+                    "main": h.stored.domain.main,
+                    "sans": h.stored.domain.sans,
+                    "names": h.names,
+                    "issuer": h.issuer,
+                    "serial": h.serial,
+                    "notBefore": time(h.not_before),
+                    "notAfter": time(h.not_after),
+                })
+            })
+            .collect();
+        let body = serde_json::to_vec(&list).unwrap_or_default();
+        let mut resp = Response::new(full(body));
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        Some(resp)
+    }
+
     pub(crate) fn metrics_response(&self, request: &HeaderMap) -> Response<Body> {
         let Some(m) = self.metrics() else {
             return not_found();
         };
-        let openmetrics = m.render(&self.plan, &self.upstreams);
+        let openmetrics = m.render_with(&self.plan, &self.upstreams, Some(&self.acme));
         let wants_openmetrics = request
             .get(header::ACCEPT)
             .and_then(|a| a.to_str().ok())

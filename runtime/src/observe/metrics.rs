@@ -66,6 +66,13 @@ struct ServiceLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct CertLabels {
+    cn: String,
+    serial: String,
+    sans: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct ServiceOnly {
     service: Name,
 }
@@ -140,6 +147,7 @@ pub struct Metrics {
     last_reload_success: Gauge,
     state_changes: Family<StateLabels, Counter>,
     held: Family<ServiceOnly, Counter>,
+    certs_not_after: Family<CertLabels, Gauge>,
 }
 
 impl Metrics {
@@ -165,6 +173,7 @@ impl Metrics {
         let last_reload_success = Gauge::default();
         let state_changes = Family::default();
         let held = Family::default();
+        let certs_not_after = Family::default();
         if cfg.entrypoint_labels {
             registry.register(
                 "traefik_entrypoint_requests",
@@ -242,6 +251,16 @@ impl Metrics {
             "Connections to servers closed instead of reused because their framing was in doubt, by reason.",
             crate::proxy::strict::DISCARDED.clone(),
         );
+        registry.register(
+            "traefik_tls_certs_not_after",
+            "Certificate expiration timestamp (certificates from ACME resolvers).",
+            certs_not_after.clone(),
+        );
+        registry.register(
+            "bridge_acme_orders",
+            "ACME orders by resolver and outcome (obtained, renewed, unreachable, refused).",
+            crate::acme::ORDERS.clone(),
+        );
         last_reload_success.set(1);
         Self {
             registry,
@@ -261,6 +280,7 @@ impl Metrics {
             last_reload_success,
             state_changes,
             held,
+            certs_not_after,
         }
     }
 
@@ -345,6 +365,30 @@ impl Metrics {
     /// The text exposition (OpenMetrics text, which Prometheus reads), with server states taken
     /// from `upstreams` now.
     pub fn render(&self, plan: &bridge_plan::Plan, upstreams: &Upstreams) -> String {
+        self.render_with(plan, upstreams, None)
+    }
+
+    /// [`Metrics::render`] with the certificates ACME holds.
+    pub(crate) fn render_with(
+        &self,
+        plan: &bridge_plan::Plan,
+        upstreams: &Upstreams,
+        acme: Option<&crate::acme::Acme>,
+    ) -> String {
+        if let Some(acme) = acme {
+            self.certs_not_after.clear();
+            for (_, h) in acme.held() {
+                let mut sans = h.names.clone();
+                sans.sort();
+                self.certs_not_after
+                    .get_or_create(&CertLabels {
+                        cn: h.stored.domain.main.clone(),
+                        serial: h.serial.clone(),
+                        sans: sans.join(","),
+                    })
+                    .set(h.not_after);
+            }
+        }
         if self.service_labels {
             self.server_up.clear();
             for name in plan.services.keys() {

@@ -613,6 +613,12 @@ fn rfc3339(t: std::time::Duration) -> String {
     )
 }
 
+/// A time to the second, `2026-11-30T05:00:00Z`.
+pub(crate) fn rfc3339_secs(since_epoch: std::time::Duration) -> String {
+    let (y, m, d, hh, mm, ss) = split_time(since_epoch);
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+}
+
 /// The current time to the second, `2026-11-30T05:00:00Z` (`/api/version`'s start time).
 pub(crate) fn rfc3339_now() -> String {
     let now = std::time::SystemTime::now()

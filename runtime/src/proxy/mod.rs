@@ -193,6 +193,20 @@ impl Runtime {
         };
         let host_value = arrival.host.take();
         let host: Option<&str> = host_value.as_ref().and_then(|h| h.to_str().ok());
+        // ACME HTTP-01 first, as Traefik's highest-priority internal router on the challenge
+        // entry point: before the redirect to HTTPS and before any router.
+        if let Some(challenges) = &entry.acme_http
+            && req
+                .uri()
+                .path()
+                .starts_with(crate::acme::challenge::HTTP_PREFIX)
+        {
+            let bare = host.map_or("", |h| crate::routing::strip_port(h));
+            return match challenges.http_answer(req.uri().path(), bare) {
+                Some(key_auth) => crate::body::text_owned(StatusCode::OK, key_auth),
+                None => not_found(),
+            };
+        }
         if let Some(redirect) = &entry.redirect {
             let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
             return crate::middleware::redirect::entry_point(redirect, host, req.method(), pq);

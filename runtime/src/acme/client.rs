@@ -1,0 +1,476 @@
+//! Talking to the CA: instant-acme over an HTTP client of our own (hyper-util + rustls), so the
+//! ACME server's trust (`caCertificates`, `caSystemCertPool`), name (`caServerName`) and
+//! timeouts come from the plan; and one order, from identifiers to a PEM chain and key.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bridge_plan::{AcmeKeyType, CertificateResolver};
+use bytes::Bytes;
+use http::{Request, Uri};
+use http_body_util::BodyExt as _;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use instant_acme::{
+    Account, AuthorizationStatus, BodyWrapper, BytesResponse, ChallengeType, Identifier, NewOrder,
+    OrderStatus, RetryPolicy,
+};
+use rustls::ClientConfig;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+
+use super::challenge::Challenges;
+use super::schedule::Failure;
+use crate::body::BoxError;
+use crate::transport::Stream;
+
+/// Why an order (or the account it needs) failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{why}")]
+pub(crate) struct OrderError {
+    /// For the retry schedule.
+    pub kind: Failure,
+    /// What happened, for the log.
+    pub why: String,
+}
+
+impl OrderError {
+    fn from_acme(context: &str, e: &instant_acme::Error) -> Self {
+        let kind = match e {
+            instant_acme::Error::Api(_) | instant_acme::Error::Timeout(_) => Failure::Refused,
+            _ => Failure::Unreachable,
+        };
+        let mut why = format!("{context}: {e}");
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            why.push_str(": ");
+            why.push_str(&s.to_string());
+            source = s.source();
+        }
+        Self { kind, why }
+    }
+
+    fn refused(why: String) -> Self {
+        Self {
+            kind: Failure::Refused,
+            why,
+        }
+    }
+}
+
+/// The rustls configuration for the ACME server: the resolver's CA files, plus the system's
+/// store when `caSystemCertPool` is set or no file is given.
+pub(crate) fn tls_config(res: &CertificateResolver) -> Result<Arc<ClientConfig>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    for file in &res.ca_certificates {
+        let certs = CertificateDer::pem_file_iter(file)
+            .map_err(|e| format!("caCertificates {file}: {e}"))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("caCertificates {file}: {e}"))?;
+        if certs.is_empty() {
+            return Err(format!("caCertificates {file} holds no certificate"));
+        }
+        for c in certs {
+            roots
+                .add(c)
+                .map_err(|e| format!("caCertificates {file}: {e}"))?;
+        }
+    }
+    if res.ca_system_cert_pool || res.ca_certificates.is_empty() {
+        let found = rustls_native_certs::load_native_certs();
+        let _ = roots.add_parsable_certificates(found.certs);
+    }
+    if roots.is_empty() {
+        return Err(
+            "no CA certificate to trust the ACME server with (install the system's CA bundle or set caCertificates)"
+                .into(),
+        );
+    }
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut cfg = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(cfg))
+}
+
+/// Dials the host of each request URI (DNS by the system), TLS for `https`.
+#[derive(Clone)]
+struct Connector {
+    http: HttpConnector,
+    tls: Arc<ClientConfig>,
+    /// `caServerName`: checked instead of the URI's host.
+    server_name: Option<ServerName<'static>>,
+}
+
+impl tower_service::Service<Uri> for Connector {
+    type Response = Stream;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Stream, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        tower_service::Service::<Uri>::poll_ready(&mut self.http, cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let https = uri.scheme_str() == Some("https");
+        let plain = uri
+            .host()
+            .map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned());
+        let dial = match (https, uri.port_u16(), uri.host()) {
+            (true, None, Some(h)) => format!("http://{h}:443").parse::<Uri>().ok(),
+            (_, _, Some(h)) => format!("http://{h}:{}", uri.port_u16().unwrap_or(80))
+                .parse::<Uri>()
+                .ok(),
+            _ => None,
+        };
+        let tcp = dial.map(|d| tower_service::Service::<Uri>::call(&mut self.http, d));
+        let tls = self.tls.clone();
+        let name = self.server_name.clone();
+        Box::pin(async move {
+            let tcp = tcp.ok_or("the ACME URL has no host")?.await?.into_inner();
+            if !https {
+                return Ok(Stream::Plain(TokioIo::new(tcp)));
+            }
+            let name = match name {
+                Some(n) => n,
+                None => ServerName::try_from(plain.unwrap_or_default())
+                    .map_err(|_| "the ACME URL's host is not a DNS name or IP address")?,
+            };
+            let tls = tokio_rustls::TlsConnector::from(tls)
+                .connect(name, tcp)
+                .await?;
+            Ok::<_, BoxError>(Stream::Tls(Box::new(TokioIo::new(tls))))
+        })
+    }
+}
+
+/// instant-acme's HTTP, with the resolver's timeouts: the response head within
+/// `clientResponseHeaderTimeout`, the whole exchange within `clientTimeout`.
+pub(crate) struct AcmeHttp {
+    client: Client<Connector, BodyWrapper<Bytes>>,
+    header_timeout: Duration,
+    total_timeout: Duration,
+}
+
+impl AcmeHttp {
+    pub(crate) fn new(res: &CertificateResolver) -> Result<Self, String> {
+        let tls = tls_config(res)?;
+        let server_name = match &res.ca_server_name {
+            Some(n) => Some(
+                ServerName::try_from(n.clone())
+                    .map_err(|_| format!("caServerName `{n}` is not a DNS name or IP address"))?,
+            ),
+            None => None,
+        };
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(Duration::from_millis(res.client_timeout_ms.max(1))));
+        let mut b = Client::builder(TokioExecutor::new());
+        b.pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(30));
+        Ok(Self {
+            client: b.build(Connector {
+                http,
+                tls,
+                server_name,
+            }),
+            header_timeout: Duration::from_millis(res.client_response_header_timeout_ms.max(1)),
+            total_timeout: Duration::from_millis(res.client_timeout_ms.max(1)),
+        })
+    }
+}
+
+fn io_error(kind: std::io::ErrorKind, msg: &'static str) -> instant_acme::Error {
+    instant_acme::Error::Other(Box::new(std::io::Error::new(kind, msg)))
+}
+
+impl instant_acme::HttpClient for AcmeHttp {
+    fn request(
+        &self,
+        req: Request<BodyWrapper<Bytes>>,
+    ) -> Pin<Box<dyn Future<Output = Result<BytesResponse, instant_acme::Error>> + Send>> {
+        let fut = self.client.request(req);
+        let (header, total) = (self.header_timeout, self.total_timeout);
+        Box::pin(async move {
+            let whole = async move {
+                let rsp = tokio::time::timeout(header, fut)
+                    .await
+                    .map_err(|_| {
+                        io_error(
+                            std::io::ErrorKind::TimedOut,
+                            "no response head within clientResponseHeaderTimeout",
+                        )
+                    })?
+                    .map_err(|e| instant_acme::Error::Other(Box::new(e)))?;
+                let (parts, body) = rsp.into_parts();
+                let body = body
+                    .collect()
+                    .await
+                    .map_err(|e| instant_acme::Error::Other(Box::new(e)))?
+                    .to_bytes();
+                Ok(BytesResponse {
+                    parts,
+                    body: Box::new(body),
+                })
+            };
+            tokio::time::timeout(total, whole).await.map_err(|_| {
+                io_error(
+                    std::io::ErrorKind::TimedOut,
+                    "no whole response within clientTimeout",
+                )
+            })?
+        })
+    }
+}
+
+/// The account of a resolver: the stored one when it was registered with this CA, else a new
+/// registration (with EAB when configured). Returns the credentials to store when new.
+pub(crate) async fn account(
+    res: &CertificateResolver,
+    stored: Option<&serde_json::Value>,
+) -> Result<(Account, Option<serde_json::Value>), OrderError> {
+    let http = || {
+        AcmeHttp::new(res)
+            .map(|h| Box::new(h) as Box<dyn instant_acme::HttpClient>)
+            .map_err(OrderError::refused)
+    };
+    if let Some(v) = stored
+        && v.get("directory").and_then(|d| d.as_str()) == Some(res.ca_server.as_str())
+        && let Ok(creds) = serde_json::from_value::<instant_acme::AccountCredentials>(v.clone())
+    {
+        let account = Account::builder_with_http(http()?)
+            .from_credentials(creds)
+            .await
+            .map_err(|e| OrderError::from_acme("the ACME directory", &e))?;
+        return Ok((account, None));
+    }
+    let contact: Vec<String> = res.email.iter().map(|e| format!("mailto:{e}")).collect();
+    let contact: Vec<&str> = contact.iter().map(String::as_str).collect();
+    let eab = match &res.eab {
+        Some(e) => {
+            use base64::Engine as _;
+            let key = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(e.hmac_encoded.trim().trim_end_matches('='))
+                .map_err(|_| OrderError::refused("eab.hmacEncoded is not base64url".into()))?;
+            Some(instant_acme::ExternalAccountKey::new(e.kid.clone(), &key))
+        }
+        None => None,
+    };
+    let (account, creds) = Account::builder_with_http(http()?)
+        .create(
+            &instant_acme::NewAccount {
+                contact: &contact,
+                terms_of_service_agreed: true,
+                only_return_existing: false,
+            },
+            res.ca_server.clone(),
+            eab.as_ref(),
+        )
+        .await
+        .map_err(|e| OrderError::from_acme("registering the ACME account", &e))?;
+    let value = serde_json::to_value(&creds)
+        .map_err(|e| OrderError::refused(format!("account credentials: {e}")))?;
+    Ok((account, Some(value)))
+}
+
+/// A certificate just issued: PEM chain (leaf first) and PEM private key.
+#[derive(Debug)]
+pub(crate) struct Issued {
+    pub chain_pem: String,
+    pub key_pem: String,
+}
+
+/// Removes the answers of an order when it ends, however it ends.
+struct Presented<'a> {
+    challenges: &'a Challenges,
+    http: Vec<(String, String)>,
+    alpn: Vec<String>,
+}
+
+impl Drop for Presented<'_> {
+    fn drop(&mut self) {
+        for (token, host) in &self.http {
+            self.challenges.remove_http(token, host);
+        }
+        for host in &self.alpn {
+            self.challenges.remove_alpn(host);
+        }
+    }
+}
+
+/// One order for `names` (first name main): answers every authorization by HTTP-01 when the
+/// resolver has it, else TLS-ALPN-01, then finalizes with a fresh key of the resolver's type.
+pub(crate) async fn obtain(
+    account: &Account,
+    res: &CertificateResolver,
+    names: &[String],
+    challenges: &Challenges,
+) -> Result<Issued, OrderError> {
+    let ids: Vec<Identifier> = names.iter().map(|n| Identifier::Dns(n.clone())).collect();
+    let mut new = NewOrder::new(&ids);
+    if let Some(p) = &res.profile {
+        new = new.profile(p);
+    }
+    let mut order = account
+        .new_order(&new)
+        .await
+        .map_err(|e| OrderError::from_acme("new order", &e))?;
+    let provider = rustls::crypto::aws_lc_rs::default_provider();
+    let mut presented = Presented {
+        challenges,
+        http: Vec::new(),
+        alpn: Vec::new(),
+    };
+    let mut delay_ms = 0;
+    {
+        let mut authorizations = order.authorizations();
+        while let Some(next) = authorizations.next().await {
+            let mut authz = next.map_err(|e| OrderError::from_acme("authorization", &e))?;
+            match authz.status {
+                AuthorizationStatus::Pending => {}
+                AuthorizationStatus::Valid => continue,
+                other => {
+                    return Err(OrderError::refused(format!(
+                        "authorization is {other:?} before any challenge"
+                    )));
+                }
+            }
+            let host = authz.identifier().to_string();
+            let kind = if res.http_challenge.is_some()
+                && authz
+                    .challenges
+                    .iter()
+                    .any(|c| c.r#type == ChallengeType::Http01)
+            {
+                ChallengeType::Http01
+            } else if res.tls_challenge.is_some() {
+                ChallengeType::TlsAlpn01
+            } else {
+                ChallengeType::Http01
+            };
+            let mut challenge = authz.challenge(kind.clone()).ok_or_else(|| {
+                OrderError::refused(format!(
+                    "the CA offers no {kind:?} challenge for {host} (a wildcard needs DNS-01)"
+                ))
+            })?;
+            let key_auth = challenge.key_authorization();
+            match kind {
+                ChallengeType::Http01 => {
+                    challenges.put_http(&challenge.token, &host, key_auth.as_str());
+                    presented
+                        .http
+                        .push((challenge.token.clone(), host.to_ascii_lowercase()));
+                    delay_ms = delay_ms.max(res.http_challenge.as_ref().map_or(0, |h| h.delay_ms));
+                }
+                _ => {
+                    let cert = super::challenge::alpn_certificate(
+                        &host,
+                        key_auth.digest().as_ref(),
+                        &provider,
+                    )
+                    .map_err(OrderError::refused)?;
+                    challenges.put_alpn(&host, cert);
+                    presented.alpn.push(host.to_ascii_lowercase());
+                    delay_ms = delay_ms.max(res.tls_challenge.as_ref().map_or(0, |t| t.delay_ms));
+                }
+            }
+            if delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+            }
+            challenge
+                .set_ready()
+                .await
+                .map_err(|e| OrderError::from_acme("challenge ready", &e))?;
+        }
+    }
+    let status = order
+        .poll_ready(
+            &RetryPolicy::new()
+                .initial_delay(Duration::from_millis(250))
+                .timeout(Duration::from_secs(90)),
+        )
+        .await
+        .map_err(|e| OrderError::from_acme("validation", &e))?;
+    drop(presented);
+    if status != OrderStatus::Ready {
+        return Err(OrderError::refused(format!(
+            "the order is {status:?}: the CA could not validate {}",
+            names.join(", ")
+        )));
+    }
+    let key = new_key(res.key_type).map_err(OrderError::refused)?;
+    let mut params = rcgen::CertificateParams::new(names.to_vec())
+        .map_err(|e| OrderError::refused(format!("certificate request: {e}")))?;
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    if !res.disable_common_name
+        && let Some(first) = names.first()
+    {
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, first.clone());
+    }
+    for email in &res.email_addresses {
+        let e = email
+            .clone()
+            .try_into()
+            .map_err(|_| OrderError::refused(format!("emailAddresses `{email}`")))?;
+        params.subject_alt_names.push(rcgen::SanType::Rfc822Name(e));
+    }
+    let csr = params
+        .serialize_request(&key)
+        .map_err(|e| OrderError::refused(format!("certificate request: {e}")))?;
+    order
+        .finalize_csr(csr.der())
+        .await
+        .map_err(|e| OrderError::from_acme("finalize", &e))?;
+    let chain_pem = order
+        .poll_certificate(
+            &RetryPolicy::new().timeout(Duration::from_millis(res.certificate_timeout_ms.max(1))),
+        )
+        .await
+        .map_err(|e| OrderError::from_acme("certificate", &e))?;
+    Ok(Issued {
+        chain_pem,
+        key_pem: key.serialize_pem(),
+    })
+}
+
+/// A fresh private key of a Traefik key type.
+fn new_key(kind: AcmeKeyType) -> Result<rcgen::KeyPair, String> {
+    let r = match kind {
+        AcmeKeyType::Ec256 => rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256),
+        AcmeKeyType::Ec384 => rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P384_SHA384),
+        AcmeKeyType::Rsa2048 => {
+            rcgen::KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, rcgen::RsaKeySize::_2048)
+        }
+        AcmeKeyType::Rsa4096 => {
+            rcgen::KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, rcgen::RsaKeySize::_4096)
+        }
+    };
+    r.map_err(|e| format!("generating a {} key: {e}", kind.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_type_makes_a_key_rustls_can_serve() {
+        let provider = rustls::crypto::aws_lc_rs::default_provider();
+        for kind in [AcmeKeyType::Ec256, AcmeKeyType::Ec384, AcmeKeyType::Rsa2048] {
+            let key = new_key(kind).unwrap();
+            let der =
+                rustls_pki_types::PrivateKeyDer::from_pem_slice(key.serialize_pem().as_bytes())
+                    .unwrap();
+            provider.key_provider.load_private_key(der).unwrap();
+        }
+    }
+}
