@@ -41,6 +41,25 @@ impl Site {
         host: &str,
         be: &Backend,
     ) -> Site {
+        Site::with_ca(
+            &pebble.directory_url(),
+            pebble.ca_file(),
+            (web, websecure),
+            challenge,
+            host,
+            be,
+        )
+    }
+
+    /// [`Site::new`] for any CA URL and CA file.
+    fn with_ca(
+        ca: &str,
+        ca_file: &Path,
+        (web, websecure): (u16, u16),
+        challenge: &str,
+        host: &str,
+        be: &Backend,
+    ) -> Site {
         let dir = tempfile::tempdir().unwrap();
         let storage = dir.path().join("acme.json");
         std::fs::write(
@@ -50,8 +69,7 @@ impl Site {
                  certificatesResolvers:\n  le:\n    acme:\n      email: ops@acme.test\n      storage: {storage}\n      caServer: {ca}\n      caCertificates: [{cafile}]\n      keyType: EC256\n{challenge}\
                  providers:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
                 storage = storage.display(),
-                ca = pebble.directory_url(),
-                cafile = pebble.ca_file().display(),
+                cafile = ca_file.display(),
             ),
         )
         .unwrap();
@@ -71,9 +89,12 @@ impl Site {
         self.dir.path().join("acme.json")
     }
 
+    fn plan(&self) -> PathBuf {
+        bridge_tests::build_plan(self.dir.path(), "dev", "plan.json", &[])
+    }
+
     fn serve(&self) -> KillOnDrop {
-        let plan = bridge_tests::build_plan(self.dir.path(), "dev", "plan.json", &[]);
-        let (child, _) = spawn_serving(&mut bridge_runtime(&plan), &["web", "websecure"]);
+        let (child, _) = spawn_serving(&mut bridge_runtime(&self.plan()), &["web", "websecure"]);
         KillOnDrop(child)
     }
 
@@ -82,7 +103,8 @@ impl Site {
     }
 }
 
-/// A TLS client that trusts only `roots_pem` (pebble's issuing root) and checks the name.
+/// A TLS client that trusts only `roots_pem` (pebble's issuing root) and checks the name; no
+/// session resumption.
 fn verifying(roots_pem: &str) -> Arc<rustls::ClientConfig> {
     use rustls::pki_types::pem::PemObject as _;
     let mut roots = rustls::RootCertStore::empty();
@@ -90,13 +112,14 @@ fn verifying(roots_pem: &str) -> Arc<rustls::ClientConfig> {
         roots.add(c.unwrap()).unwrap();
     }
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    Arc::new(
-        rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
-    )
+    let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    // Every handshake must show the certificate served now, not a resumed session's.
+    cfg.resumption = rustls::client::Resumption::disabled();
+    Arc::new(cfg)
 }
 
 /// `GET /` for `host` over TLS: (served leaf DER, status, body), or why the handshake failed.
@@ -248,4 +271,147 @@ fn tls_alpn01_certificate_arrives_by_itself_once_the_ca_is_up() {
     pebble.restart();
     let (_, status, body) = wait_for_issued(&site, &pebble, host, Duration::from_secs(60));
     assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn a_short_lived_certificate_is_renewed_without_a_restart() {
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: Some(30),
+    }) else {
+        return;
+    };
+    let be = backend("a").start();
+    let host = "renew.acme.test";
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        "      httpChallenge:\n        entryPoint: web\n",
+        host,
+        &be,
+    );
+    let _rt = site.serve();
+    let (first, _, _) = wait_for_issued(&site, &pebble, host, Duration::from_secs(60));
+    // Due when a third of the 30 s lifetime is left: a new certificate within ~20 s, served
+    // and stored in place of the old one (one entry for the names).
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let cfg = verifying(&pebble.issuer_roots_pem());
+    loop {
+        let (leaf, status, _) = https_get(site.websecure(), host, cfg.clone()).unwrap();
+        assert_eq!(status, 200);
+        if leaf != first {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not renewed within 40 s of a 30 s certificate"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let file = stored(&site.storage());
+    assert_eq!(file["le"]["Certificates"].as_array().unwrap().len(), 1);
+}
+
+/// A Traefik acme.json (Traefik's RSA account, a certificate from another CA) for `host`.
+fn traefik_acme_json(dir: &Path, host: &str) -> (PathBuf, Vec<u8>) {
+    use base64::Engine as _;
+    let ca = bridge_tests::tls::TestCa::new(dir);
+    ca.issue(dir, "imported", &[host]);
+    let pem = std::fs::read(dir.join("imported.crt")).unwrap();
+    let key = std::fs::read(dir.join("imported.key")).unwrap();
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let json = serde_json::json!({
+        "le": {
+            "Account": {
+                "Email": "ops@acme.test",
+                "Registration": {"body": {"status": "valid"}, "uri": "https://acme.example/acct/7"},
+                "PrivateKey": "MIIJKAIBAAKCAgEAtraefikRSA",
+                "KeyType": "4096"
+            },
+            "Certificates": [
+                {"domain": {"main": host}, "certificate": b64(&pem), "key": b64(&key), "Store": "default"}
+            ]
+        }
+    });
+    let path = dir.join("acme.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let der = rustls::pki_types::CertificateDer::pem_slice_iter(&pem)
+        .next()
+        .unwrap()
+        .unwrap()
+        .to_vec();
+    (path, der)
+}
+
+use rustls::pki_types::pem::PemObject as _;
+
+#[test]
+fn an_imported_traefik_acme_json_is_served_as_it_is() {
+    let be = backend("a").start();
+    let host = "hmi.acme.test";
+    let ports = two_free_ports();
+    let ca_dir = tempfile::tempdir().unwrap();
+    bridge_tests::tls::TestCa::new(ca_dir.path());
+    // A CA nobody listens on: nothing may be ordered, the imported certificate must do.
+    let site = Site::with_ca(
+        "https://127.0.0.1:9/dir",
+        &ca_dir.path().join("ca.crt"),
+        ports,
+        "      httpChallenge:\n        entryPoint: web\n",
+        host,
+        &be,
+    );
+    let (path, der) = traefik_acme_json(site.dir.path(), host);
+    let before = std::fs::read(&path).unwrap();
+    let _rt = site.serve();
+    let (leaf, status, body) =
+        https_get(site.websecure(), host, bridge_tests::tls::insecure_client()).unwrap();
+    assert_eq!(leaf, der, "the imported certificate is served");
+    assert_eq!(status, 200, "{body}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "nothing was due, so the file is untouched (Traefik's account included)"
+    );
+}
+
+#[test]
+fn a_storage_file_with_a_wide_mode_or_corrupt_content_stops_the_start_with_its_path() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let be = backend("a").start();
+    let ca_dir = tempfile::tempdir().unwrap();
+    bridge_tests::tls::TestCa::new(ca_dir.path());
+    let site = Site::with_ca(
+        "https://127.0.0.1:9/dir",
+        &ca_dir.path().join("ca.crt"),
+        two_free_ports(),
+        "      tlsChallenge: {}\n",
+        "hmi.acme.test",
+        &be,
+    );
+    let plan = site.plan();
+    let storage = site.storage();
+    for (content, mode, want) in [
+        ("{}", 0o644, "permissions 644"),
+        ("{\"le\": [", 0o600, "is not an acme.json file"),
+    ] {
+        std::fs::write(&storage, content).unwrap();
+        std::fs::set_permissions(&storage, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = bridge_runtime(&plan).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+        assert!(stderr.contains(&storage.display().to_string()), "{stderr}");
+        assert_eq!(
+            std::fs::read_to_string(&storage).unwrap(),
+            content,
+            "left untouched"
+        );
+    }
 }

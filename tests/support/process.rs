@@ -73,7 +73,15 @@ pub fn spawn_serving(cmd: &mut Command, entrypoints: &[&str]) -> (Child, Vec<Soc
             }
         }
     }
-    std::thread::spawn(move || for _ in lines.by_ref() {});
+    // BRIDGE_TEST_ECHO=1 shows the rest of the process's log (debugging a test by hand).
+    let echo = std::env::var_os("BRIDGE_TEST_ECHO").is_some();
+    std::thread::spawn(move || {
+        for line in lines.by_ref().map_while(Result::ok) {
+            if echo {
+                eprintln!("{line}");
+            }
+        }
+    });
     let addrs = found
         .into_iter()
         .zip(entrypoints)

@@ -127,17 +127,18 @@ impl rustls::client::danger::ServerCertVerifier for AnyServerCert {
     }
 }
 
-/// A client configuration that accepts any server certificate ([`AnyServerCert`]).
+/// A client configuration that accepts any server certificate ([`AnyServerCert`]), without
+/// session resumption (each handshake shows the certificate served now).
 pub fn insecure_client() -> Arc<rustls::ClientConfig> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    Arc::new(
-        rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .expect("the default versions")
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyServerCert(provider)))
-            .with_no_client_auth(),
-    )
+    let mut cfg = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .expect("the default versions")
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyServerCert(provider)))
+        .with_no_client_auth();
+    cfg.resumption = rustls::client::Resumption::disabled();
+    Arc::new(cfg)
 }
 
 /// A TLS client connection over TCP.

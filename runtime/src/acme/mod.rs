@@ -664,6 +664,7 @@ async fn run(
         let now = unix_now();
         let todo = jobs(&want, &held, &ari.windows, now);
         let mut next = now + MAX_SLEEP_SECS;
+        let mut installed = false;
         for job in todo {
             let retry_at = failures.get(&job.names).map_or(i64::MIN, |f| f.1);
             let at = job.at.max(retry_at);
@@ -682,6 +683,7 @@ async fn run(
                         },
                     );
                     failures.remove(&job.names);
+                    installed = true;
                 }
                 Err(e) => {
                     count(
@@ -711,6 +713,9 @@ async fn run(
         }
         failures.retain(|names, _| want.domains.iter().flatten().any(|w| names.contains(w)));
         drop(me);
+        if installed {
+            continue; // what is held changed: its renewal times count from now on
+        }
         let wait = u64::try_from((next - unix_now()).max(1)).unwrap_or(1);
         tokio::select! {
             () = tokio::time::sleep(std::time::Duration::from_secs(wait)) => {}
