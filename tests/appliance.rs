@@ -356,6 +356,9 @@ fn systemd_units_verify_and_pass_the_security_threshold() {
         "ProtectSystem=strict",
         "DynamicUser=yes",
         "NoNewPrivileges=yes",
+        // The one writable place, for ACME storage.
+        "StateDirectory=bridge\n",
+        "StateDirectoryMode=0700\n",
     ] {
         assert!(service.contains(required), "the unit lacks {required}");
     }
@@ -478,6 +481,8 @@ fn the_example_compose_file_replaces_traefik_with_the_appliance() {
         Some(&bridgectl::yaml::NodeKind::Bool(true))
     );
     assert_eq!(yaml_strings(at(&["cap_drop"])), ["ALL"]);
+    // ACME storage survives the container: the only writable place is a volume.
+    assert_eq!(yaml_strings(at(&["volumes"])), ["bridge-state:/var/lib/bridge"]);
     assert_eq!(yaml_strings(at(&["cap_add"])), ["NET_BIND_SERVICE"]);
     let health = yaml_strings(at(&["healthcheck", "test"]));
     assert_eq!(&health[..3], ["CMD", "/bridge-runtime", "healthcheck"]);

@@ -67,6 +67,11 @@ in
       default = { };
       description = "--resolve HOST=IP pins for backend host names.";
     };
+    stateDirectory = mkOption {
+      type = types.str;
+      default = "bridge";
+      description = "StateDirectory= of the service: /var/lib/<name>, mode 0700, the only writable place (ACME storage: set certificatesResolvers.<resolver>.acme.storage to /var/lib/<name>/acme.json).";
+    };
     extraArgs = mkOption {
       type = types.listOf types.str;
       default = [ ];
@@ -115,6 +120,8 @@ in
         NoNewPrivileges = true;
         SecureBits = "noroot-locked";
 
+        StateDirectory = cfg.stateDirectory;
+        StateDirectoryMode = "0700";
         ProtectSystem = "strict";
         ProtectHome = true;
         PrivateTmp = true;
