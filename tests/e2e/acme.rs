@@ -98,6 +98,21 @@ impl Site {
         KillOnDrop(child)
     }
 
+    /// Also the API and metrics (`api.insecure`, Prometheus) on a free `traefik` entry point.
+    fn serve_with_api(&self) -> (KillOnDrop, SocketAddr) {
+        let path = self.dir.path().join("traefik.yml");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        if !text.contains("\napi:") {
+            text.push_str("api:\n  insecure: true\nmetrics:\n  prometheus: {}\n");
+            std::fs::write(&path, text).unwrap();
+        }
+        let (child, addrs) = spawn_serving(
+            bridge_runtime(&self.plan()).args(["--bind", "traefik=127.0.0.1:0"]),
+            &["web", "websecure", "traefik"],
+        );
+        (KillOnDrop(child), addrs[2])
+    }
+
     fn websecure(&self) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.websecure))
     }
@@ -179,6 +194,28 @@ fn wait_for_issued(
     );
 }
 
+/// A plain-HTTP `GET` with `Connection: close`: (status, body).
+fn plain_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (
+        status,
+        out.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
+    )
+}
+
 fn stored(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -204,10 +241,30 @@ fn http01_certificate_is_obtained_stored_in_traefik_format_and_served_from_stora
         host,
         &be,
     );
-    let rt = site.serve();
+    let (rt, api) = site.serve_with_api();
     let (leaf, status, body) = wait_for_issued(&site, &pebble, host, Duration::from_secs(60));
     assert_eq!(status, 200, "{body}");
     assert!(body.starts_with("a /"), "{body}");
+
+    // The API lists it with its issuer; the metrics carry its expiry and the order.
+    let (status, certs) = plain_get(api, "/api/bridge/certificates");
+    assert_eq!(status, 200, "{certs}");
+    let certs: serde_json::Value = serde_json::from_str(&certs).unwrap();
+    assert_eq!(certs[0]["resolver"], "le");
+    assert_eq!(certs[0]["names"], serde_json::json!([host]));
+    assert!(
+        certs[0]["issuer"].as_str().unwrap().contains("Pebble"),
+        "{certs}"
+    );
+    let (_, metrics) = plain_get(api, "/metrics");
+    assert!(
+        metrics.contains(&format!("traefik_tls_certs_not_after{{cn=\"{host}\"")),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("bridge_acme_orders_total{resolver=\"le\",outcome=\"obtained\"} 1"),
+        "{metrics}"
+    );
 
     // Traefik's acme.json: mode 0600, the certificate under the resolver's name.
     use std::os::unix::fs::PermissionsExt as _;
