@@ -472,3 +472,58 @@ fn a_storage_file_with_a_wide_mode_or_corrupt_content_stops_the_start_with_its_p
         );
     }
 }
+
+#[test]
+fn an_imported_file_gets_our_account_beside_traefiks_and_a_reload_orders_a_new_host() {
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+    }) else {
+        return;
+    };
+    let be = backend("a").start();
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        "      httpChallenge:\n        entryPoint: web\n",
+        "hmi.acme.test",
+        &be,
+    );
+    let (path, imported) = traefik_acme_json(site.dir.path(), "hmi.acme.test");
+    let mut rt = site.serve();
+    let any = bridge_tests::tls::insecure_client();
+    let (leaf, _, _) = https_get(site.websecure(), "hmi.acme.test", any.clone()).unwrap();
+    assert_eq!(leaf, imported);
+
+    // A second router arrives by SIGHUP: its certificate is ordered without a restart.
+    let dynamic = site.dir.path().join("dynamic.yml");
+    let text = std::fs::read_to_string(&dynamic).unwrap().replace(
+        "  services:\n",
+        "    new:\n      rule: Host(`new.acme.test`)\n      entryPoints: [websecure]\n      service: hmi\n      tls:\n        certResolver: le\n  services:\n",
+    );
+    std::fs::write(&dynamic, text).unwrap();
+    site.plan();
+    bridge_tests::process::signal(rt.id(), "-HUP");
+    wait_for_issued(&site, &pebble, "new.acme.test", Duration::from_secs(60));
+    assert!(rt.try_wait().unwrap().is_none(), "still running");
+
+    // Traefik's RSA account is kept as it was, ours sits beside it; both certificates stored.
+    let file = stored(&path);
+    assert_eq!(
+        file["le"]["Account"]["PrivateKey"],
+        "MIIJKAIBAAKCAgEAtraefikRSA"
+    );
+    assert!(file["le"]["BridgeAccount"]["Credentials"]["id"].is_string());
+    let mains: Vec<&str> = file["le"]["Certificates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["domain"]["main"].as_str().unwrap())
+        .collect();
+    assert_eq!(mains, ["hmi.acme.test", "new.acme.test"]);
+    let (leaf, _, _) = https_get(site.websecure(), "hmi.acme.test", any).unwrap();
+    assert_eq!(leaf, imported, "the imported certificate is still served");
+}
