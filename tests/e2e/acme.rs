@@ -228,6 +228,7 @@ fn http01_certificate_is_obtained_stored_in_traefik_format_and_served_from_stora
         http_port: web,
         tls_port: websecure,
         validity_secs: None,
+        eab: None,
     }) else {
         return;
     };
@@ -301,6 +302,7 @@ fn tls_alpn01_certificate_arrives_by_itself_once_the_ca_is_up() {
         http_port: web,
         tls_port: websecure,
         validity_secs: None,
+        eab: None,
     }) else {
         return;
     };
@@ -337,6 +339,7 @@ fn a_short_lived_certificate_is_renewed_without_a_restart() {
         http_port: web,
         tls_port: websecure,
         validity_secs: Some(30),
+        eab: None,
     }) else {
         return;
     };
@@ -480,6 +483,7 @@ fn an_imported_file_gets_our_account_beside_traefiks_and_a_reload_orders_a_new_h
         http_port: web,
         tls_port: websecure,
         validity_secs: None,
+        eab: None,
     }) else {
         return;
     };
@@ -526,4 +530,35 @@ fn an_imported_file_gets_our_account_beside_traefiks_and_a_reload_orders_a_new_h
     assert_eq!(mains, ["hmi.acme.test", "new.acme.test"]);
     let (leaf, _, _) = https_get(site.websecure(), "hmi.acme.test", any).unwrap();
     assert_eq!(leaf, imported, "the imported certificate is still served");
+}
+
+#[test]
+fn a_ca_requiring_external_account_binding_issues_with_the_configured_eab() {
+    const KID: &str = "kid-1";
+    const HMAC: &str = "zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W";
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: Some((KID, HMAC)),
+    }) else {
+        return;
+    };
+    assert_eq!(pebble.directory()["meta"]["externalAccountRequired"], true);
+    let be = backend("a").start();
+    let host = "eab.acme.test";
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        &format!(
+            "      eab:\n        kid: {KID}\n        hmacEncoded: {HMAC}\n      tlsChallenge: {{}}\n"
+        ),
+        host,
+        &be,
+    );
+    let _rt = site.serve();
+    let (_, status, _) = wait_for_issued(&site, &pebble, host, Duration::from_secs(60));
+    assert_eq!(status, 200);
 }

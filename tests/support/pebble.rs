@@ -2,7 +2,7 @@
 //! and `pebble-challtestsrv`, 2.4.0), started on free ports of 127.0.0.1.
 //!
 //! ```text
-//! let Some(mut ca) = Pebble::start(PebbleOptions { http_port, tls_port, validity_secs: Some(3600) })
+//! let Some(mut ca) = Pebble::start(PebbleOptions { http_port, tls_port, validity_secs: Some(3600), eab: None })
 //! else { return };                                  // not installed: skipped, the reason on stderr
 //! ca.directory_url();                               // https://127.0.0.1:PORT/dir
 //! ca.ca_file();                                     // trust this for the directory (caCertificates)
@@ -79,6 +79,9 @@ pub struct PebbleOptions {
     /// The lifetime of issued certificates in seconds (config `certificateValidityPeriod`); pebble's
     /// default (5 years) when `None`. The leaf's notAfter is notBefore + this − 1 s.
     pub validity_secs: Option<u64>,
+    /// External account binding required, with this (key id, base64url HMAC key) as the only
+    /// accepted binding (config `externalAccountBindingRequired`, `externalAccountMACKeys`).
+    pub eab: Option<(&'static str, &'static str)>,
 }
 
 /// A running pebble and its DNS server, killed on drop.
@@ -308,6 +311,10 @@ impl Pebble {
         });
         if let Some(secs) = self.opts.validity_secs {
             pebble["certificateValidityPeriod"] = secs.into();
+        }
+        if let Some((kid, hmac)) = self.opts.eab {
+            pebble["externalAccountBindingRequired"] = true.into();
+            pebble["externalAccountMACKeys"] = serde_json::json!({ kid: hmac });
         }
         let config = serde_json::json!({ "pebble": pebble });
         std::fs::write(
@@ -639,6 +646,7 @@ mod tests {
             http_port,
             tls_port,
             validity_secs,
+            eab: None,
         }
     }
 
