@@ -482,7 +482,10 @@ fn the_example_compose_file_replaces_traefik_with_the_appliance() {
     );
     assert_eq!(yaml_strings(at(&["cap_drop"])), ["ALL"]);
     // ACME storage survives the container: the only writable place is a volume.
-    assert_eq!(yaml_strings(at(&["volumes"])), ["bridge-state:/var/lib/bridge"]);
+    assert_eq!(
+        yaml_strings(at(&["volumes"])),
+        ["bridge-state:/var/lib/bridge"]
+    );
     assert_eq!(yaml_strings(at(&["cap_add"])), ["NET_BIND_SERVICE"]);
     let health = yaml_strings(at(&["healthcheck", "test"]));
     assert_eq!(&health[..3], ["CMD", "/bridge-runtime", "healthcheck"]);

@@ -566,3 +566,125 @@ fn an_entry_points_tls_options_may_name_their_provider() {
     assert_eq!(plan["routers"]["r"]["tls"]["options"], "strict");
     assert_eq!(plan["tls"]["options"]["strict"]["min_version"], "1.3");
 }
+
+/// An ACME resolver `le` for the seed's static configuration (HTTP-01 on `web`).
+const LE_RESOLVER: &str = "\ncertificatesResolvers:\n  le:\n    acme:\n      email: ops@example.com\n      storage: /var/lib/bridge/acme.json\n      httpChallenge:\n        entryPoint: web\n";
+
+fn resolver_vars(files: &ProdFiles, resolver: &str) -> Vec<String> {
+    vec![
+        "--var".into(),
+        "domain=scadabridge.example.com".into(),
+        "--var".into(),
+        format!("dashboard_users_file={}", files.path("dashboard.htpasswd")),
+        "--var".into(),
+        format!("cert_resolver={resolver}"),
+    ]
+}
+
+#[test]
+fn prod_with_a_cert_resolver_takes_the_certificates_from_acme() {
+    let files = ProdFiles::new();
+    let seed = seed_with("", LE_RESOLVER);
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("plan.json");
+    let mut args = vec![
+        seed.path().to_string_lossy().into_owned(),
+        "--profile".into(),
+        "prod".into(),
+    ];
+    args.extend(resolver_vars(&files, "le"));
+    let out = build(&args, &p);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value = serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap();
+    let eps = &plan["entrypoints"];
+    assert_eq!(eps["websecure"]["routers"], serde_json::json!(["central"]));
+    for router in ["central", "bridgectl-dashboard"] {
+        assert_eq!(
+            plan["routers"][router]["tls"],
+            serde_json::json!({"cert_resolver": "le", "options": "bridgectl-prod"}),
+            "{router}"
+        );
+    }
+    let le = &plan["certificate_resolvers"]["le"];
+    assert_eq!(
+        le["domains"],
+        serde_json::json!([{
+            "main": "scadabridge.example.com",
+            "sans": [],
+            "routers": ["bridgectl-dashboard", "central"]
+        }])
+    );
+    assert_eq!(le["http_challenge"]["entrypoint"], "web");
+    // No certificate files from the profile: the `tls_cert` section is not applied.
+    assert_eq!(plan["tls"]["certificates"], serde_json::json!([]));
+    assert_eq!(plan["tls"]["default_certificate"], serde_json::Value::Null);
+    // Everything else of prod is still there.
+    assert_eq!(
+        eps["web"]["redirect"],
+        serde_json::json!({"scheme": "https", "port": 443, "permanent": true})
+    );
+    assert_eq!(eps["web"]["routers"], serde_json::json!([]));
+    assert_eq!(
+        plan["routers"]["central"]["middlewares"],
+        serde_json::json!(["bridgectl-hsts"])
+    );
+    assert_eq!(
+        plan["routers"]["bridgectl-dashboard"]["middlewares"],
+        serde_json::json!(["bridgectl-dashboard-auth", "bridgectl-hsts"])
+    );
+    assert_eq!(plan["api"]["insecure"], false);
+    assert_eq!(
+        plan["tls"]["options"]["bridgectl-prod"]["min_version"],
+        "1.2"
+    );
+    let vars = &plan["inputs"]["vars"];
+    assert_eq!(vars["cert_resolver"], "le");
+    assert!(vars.get("tls_cert").is_none(), "{vars}");
+}
+
+#[test]
+fn prod_refuses_a_cert_resolver_the_static_configuration_does_not_define() {
+    let files = ProdFiles::new();
+    let seed = seed_with("", LE_RESOLVER);
+    let err = prod_error(Some(seed.path()), resolver_vars(&files, "acme"), "prod");
+    assert!(
+        err.contains("error[policy]: profile `prod` takes its certificates from the resolver `acme`, which the static configuration does not define"),
+        "{err}"
+    );
+    assert!(
+        err.contains("profiles/prod.yml:") && err.contains("resolver: \"acme\""),
+        "located in the profile, where the variable is used: {err}"
+    );
+    assert!(
+        err.contains(
+            "ACME resolvers of the static configuration: le; --var cert_resolver names the resolver"
+        ),
+        "{err}"
+    );
+    // The seed as it is defines no resolver at all.
+    let err = prod_error(None, resolver_vars(&files, "le"), "prod");
+    assert!(
+        err.contains("error[policy]")
+            && err.contains("resolver `le`, which the static configuration does not define"),
+        "{err}"
+    );
+}
+
+#[test]
+fn prod_takes_certificate_files_or_a_cert_resolver_not_both() {
+    let files = ProdFiles::new();
+    let seed = seed_with("", LE_RESOLVER);
+    let mut vars = files.good();
+    vars.extend(["--var".into(), "cert_resolver=le".into()]);
+    let err = prod_error(Some(seed.path()), vars, "prod");
+    assert!(
+        err.contains("error[invalid-value]: profile `prod` takes `tls_cert` and `tls_key` or `cert_resolver`, not more than one"),
+        "{err}"
+    );
+    assert!(err.contains("profiles/prod.yml:"), "{err}");
+}

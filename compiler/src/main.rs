@@ -42,7 +42,7 @@ enum Command {
     /// The plan is canonical JSON with a `sha256:` content hash: the same inputs always give the same
     /// bytes. It is written atomically (temporary file + rename), so a reader never sees half a plan.
     #[command(
-        after_help = "Examples:\n  bridgectl build examples/scadabridge --profile dev --out plan.json\n  bridgectl build examples/scadabridge --profile prod --out plan.json \\\n      --var domain=scadabridge.example.com --var tls_cert=/etc/traefik/certs/bridge.crt \\\n      --var tls_key=/etc/traefik/certs/bridge.key --var dashboard_users_file=/etc/traefik/dashboard.htpasswd\n\nExit codes: 0 plan written, 1 configuration or policy errors (nothing written), 2 usage or I/O problem."
+        after_help = "Examples:\n  bridgectl build examples/scadabridge --profile dev --out plan.json\n  bridgectl build examples/scadabridge --profile prod --out plan.json \\\n      --var domain=scadabridge.example.com --var tls_cert=/etc/traefik/certs/bridge.crt \\\n      --var tls_key=/etc/traefik/certs/bridge.key --var dashboard_users_file=/etc/traefik/dashboard.htpasswd\n  bridgectl build examples/scadabridge --profile prod --out plan.json \\\n      --var domain=scadabridge.example.com --var cert_resolver=le \\\n      --var dashboard_users_file=/etc/traefik/dashboard.htpasswd   # ACME instead of certificate files\n\nExit codes: 0 plan written, 1 configuration or policy errors (nothing written), 2 usage or I/O problem."
     )]
     Build(BuildArgs),
     /// Check, build and serve in one process, for development (what `build` + `bridge-runtime` do).

@@ -562,3 +562,93 @@ fn a_ca_requiring_external_account_binding_issues_with_the_configured_eab() {
     let (_, status, _) = wait_for_issued(&site, &pebble, host, Duration::from_secs(60));
     assert_eq!(status, 200);
 }
+
+#[test]
+fn the_prod_profile_with_cert_resolver_builds_and_serves_https_from_acme() {
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: None,
+    }) else {
+        return;
+    };
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let seed = bridge_tests::repo_root().join("examples/scadabridge");
+    // The example's static file with a Let's Encrypt resolver added, HTTP-01 on `web` — which
+    // prod redirects to HTTPS: the challenge must be answered before the redirect.
+    let static_yml = format!(
+        "{}\ncertificatesResolvers:\n  le:\n    acme:\n      email: ops@acme.test\n      storage: {}\n      caServer: {}\n      caCertificates: [{}]\n      httpChallenge:\n        entryPoint: web\n",
+        std::fs::read_to_string(seed.join("traefik.yml")).unwrap(),
+        d.join("acme.json").display(),
+        pebble.directory_url(),
+        pebble.ca_file().display(),
+    );
+    std::fs::write(d.join("traefik.yml"), static_yml).unwrap();
+    let dynamic = std::fs::read_to_string(seed.join("dynamic.yml"))
+        .unwrap()
+        .replace(
+            "http://scadabridge-central-a:5000",
+            &format!("http://scadabridge-central-a:{}", a.addr.port()),
+        )
+        .replace(
+            "http://scadabridge-central-b:5000",
+            &format!("http://scadabridge-central-b:{}", b.addr.port()),
+        )
+        .replace("interval: 5s", "interval: 1s");
+    std::fs::write(d.join("dynamic.yml"), dynamic).unwrap();
+    std::fs::write(
+        d.join("dashboard.htpasswd"),
+        "admin:$apr1$abcdefgh$M2T3erDstkD7SsE2QQnfH0\n",
+    )
+    .unwrap();
+    let domain = "scada.acme.test";
+    let users = format!(
+        "dashboard_users_file={}",
+        d.join("dashboard.htpasswd").display()
+    );
+    let plan = bridge_tests::build_plan(
+        d,
+        "prod",
+        "plan.json",
+        &[
+            "--var",
+            &format!("domain={domain}"),
+            "--var",
+            "cert_resolver=le",
+            "--var",
+            &users,
+        ],
+    );
+    let (child, addrs) = spawn_serving(
+        bridge_runtime(&plan).args([
+            "--bind",
+            &format!("web=127.0.0.1:{web}"),
+            "--bind",
+            &format!("websecure=127.0.0.1:{websecure}"),
+            "--bind",
+            "traefik=127.0.0.1:0",
+            "--resolve",
+            "scadabridge-central-a=127.0.0.1",
+            "--resolve",
+            "scadabridge-central-b=127.0.0.1",
+        ]),
+        &["web", "websecure", "traefik"],
+    );
+    let _rt = KillOnDrop(child);
+    let site = Site { dir, websecure };
+    let (_, status, body) = wait_for_issued(&site, &pebble, domain, Duration::from_secs(60));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with("a /"), "served by the active node: {body}");
+    // The dashboard's entry point (:8080) is served with the same ACME certificate: the verifying
+    // handshake succeeds (`/` itself is no dashboard path there: 404).
+    let (_, status, _) =
+        https_get(addrs[2], domain, verifying(&pebble.issuer_roots_pem())).unwrap();
+    assert_eq!(status, 404);
+    // Plain HTTP is still redirected.
+    let (status, _) = plain_get(addrs[0], "/");
+    assert_eq!(status, 301);
+}
