@@ -7,7 +7,7 @@
 //!   resolver serve;
 //! - [`schedule`]: renewal and retry times, pure;
 //! - this file: [`Acme`], which outlives reloads. At load it serves every stored certificate at
-//!   once (the SNI resolver reads [`Acme::find`]), then one task per resolver orders what is
+//!   once (the SNI resolver reads [`Acme::find_exact`] and [`Acme::find_wildcard`]), then one task per resolver orders what is
 //!   missing or due, without blocking traffic; failed orders are retried with backoff, never
 //!   given up, and a CA that cannot be reached leaves what is served as it is.
 //!
