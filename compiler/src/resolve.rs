@@ -22,6 +22,10 @@ use crate::source::{SourceMap, Span};
 
 /// bridgectl's re-probe interval for down servers (Traefik waits a whole `unhealthyInterval`).
 pub const DOWN_REPROBE_INTERVAL_MS: u64 = 250;
+/// bridgectl's default wait before the tunnels of a server that went down are closed: short
+/// enough that a browser on the seed's setup is on the new active node within 2 s of the
+/// standby turning active (detection ~0.25 s + this + the client's reconnect).
+pub const TUNNEL_GRACE_MS: u64 = 500;
 /// Bound on reading request headers (slowloris); Traefik has no separate knob.
 pub const HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 
@@ -1240,6 +1244,8 @@ impl Resolver<'_> {
             down_reprobe_interval: own.down_reprobe_interval.or(defaults.down_reprobe_interval),
             probe_before_traffic: own.probe_before_traffic.or(defaults.probe_before_traffic),
             hold: own.hold.or(defaults.hold),
+            close_tunnels_on_down: own.close_tunnels_on_down.or(defaults.close_tunnels_on_down),
+            tunnel_grace: own.tunnel_grace.or(defaults.tunnel_grace),
         }
     }
 }
@@ -1265,6 +1271,10 @@ fn health_check(hc: &dy::ServerHealthCheck, bridge: &dy::BridgeHealthCheck) -> p
         down_reprobe_interval_ms: ms(bridge.down_reprobe_interval, DOWN_REPROBE_INTERVAL_MS),
         probe_before_traffic: bridge.probe_before_traffic.unwrap_or(true),
         hold_ms: ms(bridge.hold, 0),
+        close_tunnels_after_ms: bridge
+            .close_tunnels_on_down
+            .unwrap_or(true)
+            .then(|| ms(bridge.tunnel_grace, TUNNEL_GRACE_MS)),
     }
 }
 

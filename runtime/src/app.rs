@@ -12,6 +12,7 @@ use bridge_plan::Plan;
 
 use crate::listener::{listen_addr, serve_entrypoint};
 use crate::runtime::Runtime;
+use crate::upstream::ServerState;
 use crate::upstream::health::HealthChecker;
 
 /// How a plan is served, besides the plan itself.
@@ -169,7 +170,19 @@ pub async fn serve_with(
     tracing::info!("shutting down, draining in-flight requests");
     crate::notify::stopping();
     let _ = stop_tx.send(true);
-    while tasks.join_next().await.is_some() {}
+    // Tunnels are not waited for beyond the entry points' graceTimeOut (Traefik waits for ever).
+    let grace = plan
+        .entrypoints
+        .values()
+        .map(|e| e.timeouts.grace_ms)
+        .max()
+        .unwrap_or(0);
+    let tunnels = current.load().tunnels.clone();
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    tokio::join!(
+        drain,
+        tunnels.shutdown(std::time::Duration::from_millis(grace))
+    );
     let _ = checker.1.send(true);
     checker.0.join().await;
     Ok(())
@@ -181,6 +194,7 @@ fn start_checks(runtime: &Runtime) -> (HealthChecker, tokio::sync::watch::Sender
     // Every server state change of this runtime's upstreams is logged and, with metrics,
     // counted (the failover counters).
     let metrics = runtime.metrics().cloned();
+    let tunnels = runtime.tunnels.clone();
     let mut events = runtime.upstreams().subscribe();
     let mut stop = tx.subscribe();
     tokio::spawn(async move {
@@ -194,6 +208,11 @@ fn start_checks(runtime: &Runtime) -> (HealthChecker, tokio::sync::watch::Sender
                         );
                         if let Some(m) = &metrics {
                             m.state_change(&c.service, &c.url, c.to.as_str());
+                        }
+                        match c.to {
+                            ServerState::Down => tunnels.server_changed(&c.service, &c.url, true),
+                            ServerState::Up => tunnels.server_changed(&c.service, &c.url, false),
+                            ServerState::Unknown => {}
                         }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
@@ -240,7 +259,10 @@ async fn reload(
     let checks = start_checks(&next);
     // Servers new to this plan are probed before they get traffic.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), checks.0.wait_ready()).await;
-    current.store(next);
+    current.store(next.clone());
+    // Tunnels to servers the new plan dropped close after their grace; the others stay.
+    next.tunnels
+        .keep_only(|service, url| next.upstreams().server_ref(service, url).is_some());
     tracing::info!("reloaded plan {hash} ({carried} server states kept)");
     Ok(checks)
 }

@@ -96,6 +96,8 @@ pub struct Runtime {
     pub(crate) observer: Option<Arc<Observer>>,
     /// ACME certificates and challenges (kept across reloads).
     pub(crate) acme: Arc<Acme>,
+    /// Upgraded connections, by server (kept across reloads).
+    pub(crate) tunnels: Arc<crate::proxy::tunnel::Tunnels>,
 }
 
 /// An entry point, by its position among the plan's entry points (stable across reloads, which
@@ -275,8 +277,10 @@ impl Runtime {
         if with_acme || old.is_some() {
             acme.configure(&plan, covered)?;
         }
+        let tunnels = old.map_or_else(Default::default, |o| o.tunnels.clone());
         Ok(Self {
             acme,
+            tunnels,
             plan,
             upstreams,
             entries,

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 4;
+pub const PLAN_VERSION: u32 = 5;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub const PLAN_VERSION: u32 = 4;
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// Format version; always [`PLAN_VERSION`] for plans written by this build.
-    #[cfg_attr(feature = "schema", schemars(extend("const" = 4)))]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = 5)))]
     pub plan_version: u32,
     /// `sha256:` followed by 64 lower-case hex digits: SHA-256 of the canonical JSON of the plan
     /// without this field (see [`Plan::seal`]).
@@ -366,6 +366,10 @@ pub struct HealthCheck {
     /// the request waits up to this long for one to become available before 503 (`0`: answer 503
     /// at once, as Traefik does).
     pub hold_ms: u64,
+    /// bridgectl extension: the upgraded connections (WebSocket, any `Upgrade`) tunnelled to a
+    /// server are closed once it has been down (or out of the plan) this long; `null`: they are
+    /// left open, as Traefik leaves them.
+    pub close_tunnels_after_ms: Option<u64>,
 }
 
 /// Weighted round robin over services.
@@ -1705,6 +1709,7 @@ impl Plan {
                     down_reprobe_interval_ms: 250,
                     probe_before_traffic: true,
                     hold_ms: 0,
+                    close_tunnels_after_ms: Some(500),
                 }),
                 servers_transport: None,
             }),

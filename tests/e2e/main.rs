@@ -18,3 +18,4 @@ mod middlewares;
 mod mirroring;
 mod observability;
 mod transports;
+mod tunnels;

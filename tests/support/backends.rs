@@ -398,12 +398,27 @@ fn serve_http1(stream: TcpStream, shared: &Shared) {
             .is_some_and(|u| u.eq_ignore_ascii_case("websocket"))
         {
             // Switch protocols, then echo every byte back (a raw tunnel, like a WebSocket echo).
+            // Recorded like any request; a crash (`dead`) drops the tunnel within 100 ms, as the
+            // kernel would close the sockets of a process that died.
+            shared.seen.lock().unwrap().push(req.clone());
             let _ = stream.write_all(
                 b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
             );
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
             let mut buf = [0u8; 4096];
             loop {
+                if shared.dead.load(Ordering::SeqCst) {
+                    return;
+                }
                 match reader.read(&mut buf) {
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) =>
+                    {
+                        continue;
+                    }
                     Ok(0) | Err(_) => return,
                     Ok(n) => {
                         if stream.write_all(&buf[..n]).is_err() {

@@ -319,7 +319,10 @@ fn explain_shows_what_is_served() {
     let plan = fixture();
     let text = explain(&plan);
     assert!(text.starts_with("plan sha256:"), "{text}");
-    assert!(text.contains(" · profile prod · plan_version 4 · inputs sha256:"));
+    assert!(text.contains(&format!(
+        " · profile prod · plan_version {} · inputs sha256:",
+        bridge_plan::PLAN_VERSION
+    )));
     // The entry point, its redirect and timeouts.
     let legacy = text.lines().find(|l| l.starts_with("  legacy ")).unwrap();
     assert!(legacy.contains(":8000"), "{legacy}");

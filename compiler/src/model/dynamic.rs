@@ -82,6 +82,15 @@ pub struct BridgeHealthCheck {
     /// healthy instead of getting 503 at once (default: 0s, answer 503 at once).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Duration>,
+    /// Close the upgraded connections (WebSocket and any `Upgrade`) tunnelled to a server when it
+    /// turns down or leaves the plan, so clients reconnect to a healthy one (default: true;
+    /// Traefik keeps them open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_tunnels_on_down: Option<bool>,
+    /// How long a server may stay down before its tunnels are closed; back up within it, they
+    /// stay (default: 500ms; at most 60s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tunnel_grace: Option<Duration>,
 }
 
 /// The `http` section: named routers, services, middlewares and servers transports.

@@ -94,6 +94,7 @@ impl Ctx<'_> {
         for (field, v) in [
             ("downReprobeInterval", hc.down_reprobe_interval),
             ("hold", hc.hold),
+            ("tunnelGrace", hc.tunnel_grace),
         ] {
             if let Some(d) = v
                 && d.nanos < 0
@@ -116,6 +117,31 @@ impl Ctx<'_> {
             self.err(
                 Code::InvalidDuration,
                 format!("`{label}.hold` is longer than 60s, longer than most clients wait; use at most 60s"),
+                span,
+                ptr,
+            );
+        }
+        if let Some(d) = hc.tunnel_grace
+            && d.nanos > 60_000_000_000
+        {
+            let ptr = format!("{p}/tunnelGrace");
+            let span = self.span(fi, &ptr);
+            self.err(
+                Code::InvalidDuration,
+                format!("`{label}.tunnelGrace` is longer than 60s: clients would stay on a server that is down; use at most 60s"),
+                span,
+                ptr,
+            );
+        }
+        if hc.close_tunnels_on_down == Some(false)
+            && let Some(d) = hc.tunnel_grace
+        {
+            let _ = d;
+            let ptr = format!("{p}/tunnelGrace");
+            let span = self.key_span(fi, &ptr);
+            self.warn(
+                Code::Ignored,
+                format!("`{label}.tunnelGrace` has no effect with `closeTunnelsOnDown: false`"),
                 span,
                 ptr,
             );

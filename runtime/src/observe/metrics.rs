@@ -257,6 +257,16 @@ impl Metrics {
             certs_not_after.clone(),
         );
         registry.register(
+            "bridge_tunnels_closed",
+            "Upgraded connections (WebSocket) the proxy closed, by service and reason (server_down, server_removed, shutdown).",
+            crate::proxy::tunnel::CLOSED.clone(),
+        );
+        registry.register(
+            "bridge_tunnels_open",
+            "Upgraded connections (WebSocket) open now.",
+            crate::proxy::tunnel::OPEN.clone(),
+        );
+        registry.register(
             "bridge_acme_orders",
             "ACME orders by resolver and outcome (obtained, renewed, unreachable, refused).",
             crate::acme::ORDERS.clone(),

@@ -10,7 +10,6 @@ use std::time::Duration;
 use http::uri::PathAndQuery;
 use http::{HeaderValue, Request, Response, StatusCode, Uri, header};
 use http_body_util::BodyExt as _;
-use hyper_util::rt::TokioIo;
 
 use super::classify::{ClientBodyError, classify, client_side};
 use super::forwarded_headers::{self as fwd, Forwarded};
@@ -344,12 +343,16 @@ impl Runtime {
                 return bad_gateway();
             };
             let upstream_upgrade = hyper::upgrade::on(&mut resp);
-            tokio::spawn(async move {
-                if let (Ok(c), Ok(u)) = (client_upgrade.await, upstream_upgrade.await) {
-                    let (mut c, mut u) = (TokioIo::new(c), TokioIo::new(u));
-                    let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
-                }
+            let follow = self.upstreams.tunnel_grace(server).map(|grace| {
+                let (service, url) = server.names();
+                (service, url, grace)
             });
+            self.tunnels.spawn(
+                client_upgrade,
+                upstream_upgrade,
+                follow,
+                Duration::from_millis(out.entry.timeouts.grace_ms),
+            );
         } else if !resp.body().hop_by_hop_removed() {
             // The body is framed anew for the client: a length beside a transfer coding must
             // not reach it (RFC 9112 §6.3 item 3).

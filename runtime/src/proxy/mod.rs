@@ -31,6 +31,7 @@ pub(crate) mod forward;
 pub(crate) mod forwarded_headers;
 pub(crate) mod mirror;
 pub(crate) mod strict;
+pub(crate) mod tunnel;
 
 use forwarded_headers as fwd;
 

@@ -185,6 +185,11 @@ impl ServerRef {
     pub(crate) fn node(&self) -> usize {
         self.node
     }
+
+    /// The service key and URL, shared.
+    pub(crate) fn names(&self) -> (Arc<str>, Arc<str>) {
+        (self.service.clone(), self.url.clone())
+    }
 }
 
 /// The result of [`Upstreams::pick`].
@@ -843,6 +848,14 @@ impl Upstreams {
         }
     }
 
+    /// How long `server` may be down before its tunnels are closed (its health check's
+    /// `close_tunnels_after_ms`); `None`: its tunnels ignore its state.
+    pub(crate) fn tunnel_grace(&self, server: &ServerRef) -> Option<std::time::Duration> {
+        let hc = self.lb(server.node)?.health_check.as_ref()?;
+        hc.close_tunnels_after_ms
+            .map(std::time::Duration::from_millis)
+    }
+
     pub(crate) fn state_at(&self, node: usize, index: usize) -> Option<ServerState> {
         let slot = self.lb(node)?.servers.get(index)?;
         Some(ServerState::from_u8(slot.state.load(Ordering::Acquire)))
@@ -908,6 +921,7 @@ pub(crate) mod tests {
             down_reprobe_interval_ms: 250,
             probe_before_traffic: true,
             hold_ms: 0,
+            close_tunnels_after_ms: Some(500),
         }
     }
 
