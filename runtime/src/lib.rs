@@ -18,6 +18,7 @@ pub mod app;
 pub mod fuzzing;
 pub mod load;
 pub mod notify;
+pub mod operator;
 pub mod self_probe;
 
 mod acme;
@@ -41,7 +42,7 @@ pub use observe::metrics::Metrics;
 pub use runtime::{Runtime, ServeError};
 pub use upstream::health::{HealthChecker, Prober};
 pub use upstream::probe::HttpProber;
-pub use upstream::{ServerState, StateChange, Upstreams};
+pub use upstream::{AdminState, ServerState, StateChange, Upstreams};
 
 /// The maps the runtime looks plan names up in when it loads a plan (the request path does not).
 /// Their keys come from the plan, never from a client, so a fast seeded hash (foldhash) is used

@@ -66,6 +66,39 @@ enum Command {
         #[arg(long, value_name = "SECONDS", default_value_t = 3.0, value_parser = parse_timeout)]
         timeout: f64,
     },
+    /// Take a server out of rotation or back, through a running bridge-runtime's API.
+    ///
+    /// `drain`: no new requests or upgrades, what it serves finishes, its WebSockets close after
+    /// the grace; `maintenance`: out at once, WebSockets closed now; `ready`: back in rotation.
+    /// The state lives in the running process (it survives a reload, not a restart) and shows in
+    /// the API, the dashboard and the metrics. Prints the server's new entry; exits 1 when the
+    /// proxy refuses (unknown server, 401 without credentials).
+    ///
+    /// Example: bridge-runtime server drain --api https://proxy:8080 --user admin:s3cret \
+    ///   --service central --url http://scadabridge-central-a:5000
+    Server {
+        /// ready, drain or maintenance.
+        #[arg(value_parser = ["ready", "drain", "maintenance"])]
+        state: String,
+        /// The API entry point of the running proxy.
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        api: String,
+        /// The load-balancer service, as in the configuration.
+        #[arg(long)]
+        service: String,
+        /// The server's URL, as in the configuration.
+        #[arg(long = "url")]
+        server: String,
+        /// USER:PASSWORD for the dashboard's basicAuth.
+        #[arg(long)]
+        user: Option<String>,
+        /// PEM CA file to trust for an https API.
+        #[arg(long)]
+        cacert: Option<String>,
+        /// Accept any certificate of an https API.
+        #[arg(long)]
+        insecure: bool,
+    },
 }
 
 fn parse_timeout(s: &str) -> Result<f64, String> {
@@ -97,6 +130,41 @@ fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("bridge-runtime healthcheck: unhealthy: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Some(Command::Server {
+        state,
+        api,
+        service,
+        server,
+        user,
+        cacert,
+        insecure,
+    }) = cli.command
+    {
+        let req = bridge_runtime::operator::Request {
+            api,
+            service,
+            server,
+            state,
+            user,
+            cacert,
+            insecure,
+            timeout: Duration::from_secs(10),
+        };
+        return match bridge_runtime::operator::set_state(&req) {
+            Ok(entry) => {
+                println!("{entry}");
+                ExitCode::SUCCESS
+            }
+            Err(e @ bridge_runtime::operator::OperatorError::Usage(_)) => {
+                eprintln!("bridge-runtime server: {e}");
+                ExitCode::from(2)
+            }
+            Err(e) => {
+                eprintln!("bridge-runtime server: {e}");
                 ExitCode::FAILURE
             }
         };

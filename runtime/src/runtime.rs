@@ -354,6 +354,10 @@ impl Runtime {
                 if let Some(new_ref) = self.upstreams.server_ref(name, server.url()) {
                     self.upstreams
                         .set_state(&new_ref, state, "kept across reload");
+                    // An operator's drain or maintenance survives the reload too.
+                    if let Some(admin) = old.upstreams.admin_state(&server) {
+                        self.upstreams.set_admin_state(&new_ref, admin);
+                    }
                     carried += 1;
                 }
             }

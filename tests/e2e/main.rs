@@ -17,5 +17,6 @@ mod lifecycle;
 mod middlewares;
 mod mirroring;
 mod observability;
+mod operator;
 mod transports;
 mod tunnels;

@@ -666,6 +666,19 @@ fn services(plan: &Plan, ups: &Upstreams) -> Vec<Item> {
                 })
                 .collect();
             raw.insert("serverStatus".into(), Value::Object(status));
+            // bridgectl's extension: servers an operator drained or put in maintenance (Traefik
+            // has no such state; serverStatus keeps Traefik's UP/DOWN).
+            let admin: Map<String, Value> = states
+                .iter()
+                .filter_map(|(server, _, _)| {
+                    let a = ups.admin_state(server)?;
+                    (a != crate::upstream::AdminState::Ready)
+                        .then(|| (server.url().to_owned(), json!(a.as_str())))
+                })
+                .collect();
+            if !admin.is_empty() {
+                raw.insert("bridgeServerState".into(), Value::Object(admin));
+            }
         }
         items.push(Item {
             name,

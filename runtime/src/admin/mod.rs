@@ -38,6 +38,9 @@ impl Runtime {
         if let Some(r) = self.certificates(method, uri.path()) {
             return Some(r);
         }
+        if let Some(r) = self.server_admin(method, uri) {
+            return Some(r);
+        }
         let r = api::handle(
             &self.plan,
             &self.upstreams,
@@ -108,6 +111,98 @@ impl Runtime {
             HeaderValue::from_static("application/json"),
         );
         Some(resp)
+    }
+
+    /// `{base}/api/bridge/servers` (bridgectl's extension): `GET` lists every load-balancer
+    /// server with its health and operator state; `POST ?service=S&url=U&state=drain|maintenance|ready`
+    /// sets one. The state is the process's, never the plan's: it survives reloads (the server
+    /// kept by service and URL) but not a restart.
+    fn server_admin(&self, method: &Method, uri: &Uri) -> Option<Response<Body>> {
+        let base = self
+            .plan
+            .api
+            .as_ref()
+            .map_or("", |a| a.base_path.trim_end_matches('/'));
+        if uri.path().strip_prefix(base)? != "/api/bridge/servers" {
+            return None;
+        }
+        let json_answer = |status: StatusCode, value: serde_json::Value| {
+            let mut resp = Response::new(full(serde_json::to_vec(&value).unwrap_or_default()));
+            *resp.status_mut() = status;
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            resp
+        };
+        let entry = |server: &crate::upstream::ServerRef| {
+            let health = self.upstreams.state(server).map(|s| s.as_str());
+            let admin = self.upstreams.admin_state(server).map(|a| a.as_str());
+            serde_json::json!({
+                "service": server.service(),
+                "url": server.url(),
+                "health": health,
+                "state": admin,
+            })
+        };
+        if method == Method::GET || method == Method::HEAD {
+            let list: Vec<serde_json::Value> = self
+                .plan
+                .services
+                .keys()
+                .filter_map(|name| self.upstreams.server_states(name))
+                .flatten()
+                .map(|(server, _, _)| entry(&server))
+                .collect();
+            return Some(json_answer(StatusCode::OK, serde_json::Value::from(list)));
+        }
+        if method != Method::POST && method != Method::PUT {
+            return Some(json_answer(
+                StatusCode::METHOD_NOT_ALLOWED,
+                serde_json::json!({"message": "use GET, or POST with service, url and state"}),
+            ));
+        }
+        let mut service = None;
+        let mut url = None;
+        let mut state = None;
+        for (k, v) in url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes()) {
+            match &*k {
+                "service" => service = Some(v.into_owned()),
+                "url" => url = Some(v.into_owned()),
+                "state" => state = Some(v.into_owned()),
+                _ => {}
+            }
+        }
+        let (Some(service), Some(url), Some(state)) = (service, url, state) else {
+            return Some(json_answer(
+                StatusCode::BAD_REQUEST,
+                serde_json::json!({"message": "service, url and state (ready, drain or maintenance) are required"}),
+            ));
+        };
+        let Some(to) = crate::upstream::AdminState::parse(&state) else {
+            return Some(json_answer(
+                StatusCode::BAD_REQUEST,
+                serde_json::json!({"message": format!("state `{state}` is not ready, drain or maintenance")}),
+            ));
+        };
+        let service = service.strip_suffix("@file").unwrap_or(&service).to_owned();
+        let Some(server) = self.upstreams.server_ref(&service, &url) else {
+            return Some(json_answer(
+                StatusCode::NOT_FOUND,
+                serde_json::json!({"message": format!("service `{service}` has no server `{url}`")}),
+            ));
+        };
+        let from = self.upstreams.set_admin_state(&server, to);
+        self.tunnels
+            .admin_changed(server.service(), server.url(), to);
+        tracing::info!(
+            service = server.service(),
+            server = server.url(),
+            "server state {} → {} (operator)",
+            from.map_or("?", |f| f.as_str()),
+            to.as_str()
+        );
+        Some(json_answer(StatusCode::OK, entry(&server)))
     }
 
     pub(crate) fn metrics_response(&self, request: &HeaderMap) -> Response<Body> {

@@ -66,6 +66,13 @@ struct ServiceLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct AdminLabels {
+    service: Name,
+    url: Name,
+    state: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct CertLabels {
     cn: String,
     serial: String,
@@ -148,6 +155,7 @@ pub struct Metrics {
     state_changes: Family<StateLabels, Counter>,
     held: Family<ServiceOnly, Counter>,
     certs_not_after: Family<CertLabels, Gauge>,
+    admin_state: Family<AdminLabels, Gauge>,
 }
 
 impl Metrics {
@@ -174,6 +182,7 @@ impl Metrics {
         let state_changes = Family::default();
         let held = Family::default();
         let certs_not_after = Family::default();
+        let admin_state = Family::default();
         if cfg.entrypoint_labels {
             registry.register(
                 "traefik_entrypoint_requests",
@@ -252,6 +261,11 @@ impl Metrics {
             crate::proxy::strict::DISCARDED.clone(),
         );
         registry.register(
+            "bridge_server_operator_state",
+            "Servers an operator drained or put in maintenance (1 for the current state; ready servers are not listed).",
+            admin_state.clone(),
+        );
+        registry.register(
             "traefik_tls_certs_not_after",
             "Certificate expiration timestamp (certificates from ACME resolvers).",
             certs_not_after.clone(),
@@ -291,6 +305,7 @@ impl Metrics {
             state_changes,
             held,
             certs_not_after,
+            admin_state,
         }
     }
 
@@ -385,6 +400,23 @@ impl Metrics {
         upstreams: &Upstreams,
         acme: Option<&crate::acme::Acme>,
     ) -> String {
+        self.admin_state.clear();
+        for name in plan.services.keys() {
+            for (server, _, _) in upstreams.server_states(name).into_iter().flatten() {
+                let Some(state) = upstreams.admin_state(&server) else {
+                    continue;
+                };
+                if state != crate::upstream::AdminState::Ready {
+                    self.admin_state
+                        .get_or_create(&AdminLabels {
+                            service: file_name(name),
+                            url: Name::from(server.url()),
+                            state: state.as_str(),
+                        })
+                        .set(1);
+                }
+            }
+        }
         if let Some(acme) = acme {
             self.certs_not_after.clear();
             for (_, h) in acme.held() {

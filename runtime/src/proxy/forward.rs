@@ -80,7 +80,12 @@ impl Runtime {
         let server = match self.upstreams.pick_holding(out.service, &mut via).await {
             Pick::Server(s) => s,
             Pick::NoAvailableServer => {
-                return text(StatusCode::SERVICE_UNAVAILABLE, "no available server\n");
+                // Traefik's answer, plus when to try again: health is re-checked every 250 ms
+                // by default, so a second is a fair bet (clients and crawlers honour it).
+                let mut resp = text(StatusCode::SERVICE_UNAVAILABLE, "no available server\n");
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return resp;
             }
             Pick::UnknownService => {
                 return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
@@ -343,14 +348,11 @@ impl Runtime {
                 return bad_gateway();
             };
             let upstream_upgrade = hyper::upgrade::on(&mut resp);
-            let follow = self.upstreams.tunnel_grace(server).map(|grace| {
-                let (service, url) = server.names();
-                (service, url, grace)
-            });
             self.tunnels.spawn(
                 client_upgrade,
                 upstream_upgrade,
-                follow,
+                server.names(),
+                self.upstreams.tunnel_grace(server),
                 Duration::from_millis(out.entry.timeouts.grace_ms),
             );
         } else if !resp.body().hop_by_hop_removed() {

@@ -28,18 +28,31 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::watch;
 
+use crate::upstream::AdminState;
+
 /// How long a server may take to finish after the client closed its side of a tunnel.
 pub(crate) const FIN_LINGER: Duration = Duration::from_secs(10);
 
-/// What a tunnel's server is doing, as far as tunnels care.
+/// What a tunnel's server is doing, as far as tunnels care: its health and the operator's
+/// state together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Signal {
-    /// Serving (or never known otherwise).
-    Up,
+pub(crate) struct Signal {
     /// Marked down by a probe or passive detection.
-    Down,
+    pub(crate) down: bool,
     /// No longer in the plan (reload).
-    Gone,
+    pub(crate) gone: bool,
+    /// What the operator decided.
+    pub(crate) admin: AdminState,
+}
+
+impl Default for Signal {
+    fn default() -> Self {
+        Self {
+            down: false,
+            gone: false,
+            admin: AdminState::Ready,
+        }
+    }
 }
 
 /// Why a tunnel was closed by the proxy (a label of [`CLOSED`]).
@@ -47,6 +60,8 @@ pub(crate) enum Signal {
 enum Closed {
     ServerDown,
     ServerRemoved,
+    Drain,
+    Maintenance,
     Shutdown,
 }
 
@@ -55,8 +70,31 @@ impl Closed {
         match self {
             Self::ServerDown => "server_down",
             Self::ServerRemoved => "server_removed",
+            Self::Drain => "drain",
+            Self::Maintenance => "maintenance",
             Self::Shutdown => "shutdown",
         }
+    }
+}
+
+/// Wait before a drained server's tunnels close when its health check sets no grace.
+pub(crate) const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// When a tunnel under `signal` closes, and why: `None` while it may stay. `health_grace`: the
+/// server's `close_tunnels_after_ms` (`None`: health does not close its tunnels).
+fn verdict(signal: Signal, health_grace: Option<Duration>) -> Option<(Duration, Closed)> {
+    match signal.admin {
+        AdminState::Maintenance => return Some((Duration::ZERO, Closed::Maintenance)),
+        AdminState::Drain => return Some((health_grace.unwrap_or(DRAIN_GRACE), Closed::Drain)),
+        AdminState::Ready => {}
+    }
+    let grace = health_grace?;
+    if signal.gone {
+        Some((grace, Closed::ServerRemoved))
+    } else if signal.down {
+        Some((grace, Closed::ServerDown))
+    } else {
+        None
     }
 }
 
@@ -103,13 +141,22 @@ impl Tunnels {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A server's state changed: `down` after a probe or passive failure, up again otherwise.
+    /// A server's health changed: `down` after a probe or passive failure, up again otherwise.
     pub(crate) fn server_changed(&self, service: &str, url: &str, down: bool) {
+        self.update(service, url, |s| s.down = down);
+    }
+
+    /// An operator set a server's state.
+    pub(crate) fn admin_changed(&self, service: &str, url: &str, admin: AdminState) {
+        self.update(service, url, |s| s.admin = admin);
+    }
+
+    fn update(&self, service: &str, url: &str, change: impl Fn(&mut Signal)) {
         let mut map = self.lock();
         map.retain(|_, tx| tx.receiver_count() > 0);
         let key: Key = (Arc::from(service), Arc::from(url));
         if let Some(tx) = map.get(&key) {
-            let _ = tx.send(if down { Signal::Down } else { Signal::Up });
+            tx.send_modify(change);
         }
     }
 
@@ -123,7 +170,7 @@ impl Tunnels {
             if keep(service, url) {
                 return true;
             }
-            let _ = tx.send(Signal::Gone);
+            tx.send_modify(|s| s.gone = true);
             false
         });
     }
@@ -150,24 +197,26 @@ impl Tunnels {
         let mut map = self.lock();
         let key: Key = (service.clone(), url.clone());
         map.entry(key)
-            .or_insert_with(|| watch::channel(Signal::Up).0)
+            .or_insert_with(|| watch::channel(Signal::default()).0)
             .subscribe()
     }
 
     /// Tunnels the two upgraded halves in a task of its own. `server` names the server (service,
-    /// URL) and the grace after which its tunnels close once it is down; `None`: the tunnel
-    /// ignores the server's state. `shutdown_grace` is the entry point's `graceTimeOut`.
+    /// URL); `health_grace` is how long it may be down before its tunnels close (`None`: its
+    /// health does not close them; drain and maintenance always do). `shutdown_grace` is the
+    /// entry point's `graceTimeOut`.
     pub(crate) fn spawn(
         self: &Arc<Self>,
         client: hyper::upgrade::OnUpgrade,
         upstream: hyper::upgrade::OnUpgrade,
-        server: Option<(Arc<str>, Arc<str>, Duration)>,
+        (service, url): (Arc<str>, Arc<str>),
+        health_grace: Option<Duration>,
         shutdown_grace: Duration,
     ) {
-        let follow = server.map(|(service, url, grace)| {
-            let rx = self.watch(&service, &url);
-            (service, rx, grace)
-        });
+        let follow = Follow {
+            rx: self.watch(&service, &url),
+            health_grace,
+        };
         let shutdown = self.shutdown.subscribe();
         let this = self.clone();
         this.open.fetch_add(1, Ordering::AcqRel);
@@ -178,16 +227,16 @@ impl Tunnels {
                 return;
             };
             let pump = pump(TokioIo::new(c), TokioIo::new(u));
-            let service = follow.as_ref().map(|(s, _, _)| s.clone());
             if let Some(reason) = watch_over(pump, follow, shutdown, shutdown_grace).await {
                 tracing::info!(
-                    service = service.as_deref().unwrap_or(""),
+                    service = &*service,
+                    server = &*url,
                     "tunnel closed by the proxy: {}",
                     reason.as_str()
                 );
                 CLOSED
                     .get_or_create(&ClosedLabels {
-                        service: service.as_deref().unwrap_or("").to_owned(),
+                        service: service.to_string(),
                         reason: reason.as_str(),
                     })
                     .inc();
@@ -208,61 +257,55 @@ impl Drop for OpenGuard {
     }
 }
 
+/// What a tunnel watches: its server's signal and its health grace.
+#[derive(Debug)]
+struct Follow {
+    rx: watch::Receiver<Signal>,
+    health_grace: Option<Duration>,
+}
+
 /// Runs `pump` until it ends by itself (`None`) or the proxy closes it (why).
 async fn watch_over(
     pump: impl Future<Output = ()>,
-    mut follow: Option<(Arc<str>, watch::Receiver<Signal>, Duration)>,
+    mut follow: Follow,
     mut shutdown: watch::Receiver<bool>,
     shutdown_grace: Duration,
 ) -> Option<Closed> {
     tokio::pin!(pump);
+    let stop = async {
+        let got = shutdown.wait_for(|s| *s).await.is_ok();
+        if !got {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::pin!(stop);
     loop {
-        let bad = async {
-            match follow.as_mut() {
-                Some((_, rx, grace)) => {
-                    let got = rx.wait_for(|s| *s != Signal::Up).await.map(|s| *s);
-                    match got {
-                        Ok(s) => (s, *grace),
-                        Err(_) => std::future::pending().await,
-                    }
+        let signal = *follow.rx.borrow_and_update();
+        let verdict = verdict(signal, follow.health_grace);
+        let deadline = async {
+            match verdict {
+                Some((grace, why)) => {
+                    tokio::time::sleep(grace).await;
+                    why
                 }
                 None => std::future::pending().await,
             }
         };
-        let stop = async {
-            let got = shutdown.wait_for(|s| *s).await.is_ok();
-            if !got {
+        let changed = async {
+            if follow.rx.changed().await.is_err() {
                 std::future::pending::<()>().await;
             }
         };
         tokio::select! {
             () = &mut pump => return None,
-            () = stop => {
+            () = &mut stop => {
                 return tokio::select! {
                     () = &mut pump => None,
                     () = tokio::time::sleep(shutdown_grace) => Some(Closed::Shutdown),
                 };
             }
-            (signal, grace) = bad => {
-                let back_up = async {
-                    match follow.as_mut() {
-                        Some((_, rx, _)) if signal == Signal::Down => {
-                            let gone = rx.wait_for(|s| *s == Signal::Up).await.is_err();
-                            if gone {
-                                std::future::pending::<()>().await;
-                            }
-                        }
-                        _ => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    () = &mut pump => return None,
-                    () = tokio::time::sleep(grace) => {
-                        return Some(if signal == Signal::Gone { Closed::ServerRemoved } else { Closed::ServerDown });
-                    }
-                    () = back_up => {}
-                }
-            }
+            why = deadline => return Some(why),
+            () = changed => {}
         }
     }
 }
@@ -342,63 +385,52 @@ mod tests {
         );
     }
 
-    fn follow(
-        tunnels: &Tunnels,
-        grace: Duration,
-    ) -> Option<(Arc<str>, watch::Receiver<Signal>, Duration)> {
-        let (s, u): (Arc<str>, Arc<str>) = (Arc::from("central"), Arc::from("http://a:5000"));
-        Some((s.clone(), tunnels.watch(&s, &u), grace))
+    fn follow(tunnels: &Tunnels, grace: Option<Duration>) -> Follow {
+        let (s, u): (Arc<str>, Arc<str>) = (Arc::from("central"), Arc::from(A));
+        Follow {
+            rx: tunnels.watch(&s, &u),
+            health_grace: grace,
+        }
     }
+
+    const A: &str = "http://a:5000";
+    const TEN: Duration = Duration::from_secs(10);
 
     #[tokio::test(start_paused = true)]
     async fn a_down_server_loses_its_tunnels_after_the_grace_unless_it_comes_back() {
         let tunnels = Tunnels::default();
-        let grace = Duration::from_millis(500);
+        let grace = Some(Duration::from_millis(500));
         let open = std::future::pending::<()>;
+        let run = |f| tokio::spawn(watch_over(open(), f, tunnels.shutdown.subscribe(), TEN));
         // Down then back up within the grace: kept.
-        let f = follow(&tunnels, grace);
-        let t = tokio::spawn(watch_over(
-            open(),
-            f,
-            tunnels.shutdown.subscribe(),
-            Duration::from_secs(10),
-        ));
+        let t = run(follow(&tunnels, grace));
         tokio::task::yield_now().await;
-        tunnels.server_changed("central", "http://a:5000", true);
+        tunnels.server_changed("central", A, true);
         tokio::time::sleep(Duration::from_millis(300)).await;
-        tunnels.server_changed("central", "http://a:5000", false);
+        tunnels.server_changed("central", A, false);
         tokio::time::sleep(Duration::from_secs(5)).await;
         assert!(!t.is_finished(), "back up within the grace: kept");
         // Down for good: closed once the grace is over, not before.
-        tunnels.server_changed("central", "http://a:5000", true);
+        tunnels.server_changed("central", A, true);
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert!(!t.is_finished());
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(t.await.unwrap(), Some(Closed::ServerDown));
         // Another server's state changes nothing; a reload removing the server closes.
-        tunnels.server_changed("central", "http://a:5000", false);
-        let f = follow(&tunnels, grace);
-        let t = tokio::spawn(watch_over(
-            open(),
-            f,
-            tunnels.shutdown.subscribe(),
-            Duration::from_secs(10),
-        ));
+        tunnels.server_changed("central", A, false);
+        let t = run(follow(&tunnels, grace));
         tokio::task::yield_now().await;
         tunnels.server_changed("central", "http://b:5000", true);
         tokio::time::sleep(Duration::from_secs(5)).await;
         assert!(!t.is_finished());
-        tunnels.keep_only(|_, url| url != "http://a:5000");
+        tunnels.keep_only(|_, url| url != A);
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert_eq!(t.await.unwrap(), Some(Closed::ServerRemoved));
-        // Without following (opt-out), a down server keeps its tunnels; shutdown still ends them.
-        let t = tokio::spawn(watch_over(
-            open(),
-            None,
-            tunnels.shutdown.subscribe(),
-            Duration::from_secs(10),
-        ));
-        tunnels.server_changed("central", "http://a:5000", true);
+        // Without a health grace (opt-out), a down server keeps its tunnels; shutdown still ends
+        // them, after the entry point's grace.
+        let t = run(follow(&tunnels, None));
+        tokio::task::yield_now().await;
+        tunnels.server_changed("central", A, true);
         tokio::time::sleep(Duration::from_secs(60)).await;
         assert!(!t.is_finished());
         let _ = tunnels.shutdown.send(true);
@@ -406,5 +438,35 @@ mod tests {
         assert!(!t.is_finished());
         tokio::time::sleep(Duration::from_secs(2)).await;
         assert_eq!(t.await.unwrap(), Some(Closed::Shutdown));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn drain_closes_after_the_grace_maintenance_at_once_ready_keeps() {
+        let tunnels = Tunnels::default();
+        let open = std::future::pending::<()>;
+        let run = |f| tokio::spawn(watch_over(open(), f, tunnels.shutdown.subscribe(), TEN));
+        // Drain applies without a health check too, after the default grace; ready in time keeps.
+        let t = run(follow(&tunnels, None));
+        tokio::task::yield_now().await;
+        tunnels.admin_changed("central", A, AdminState::Drain);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        tunnels.admin_changed("central", A, AdminState::Ready);
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(!t.is_finished());
+        tunnels.admin_changed("central", A, AdminState::Drain);
+        tokio::time::sleep(DRAIN_GRACE + Duration::from_millis(10)).await;
+        assert_eq!(t.await.unwrap(), Some(Closed::Drain));
+        // Maintenance during a drain's grace closes at once.
+        let t = run(follow(&tunnels, Some(Duration::from_secs(30))));
+        tokio::task::yield_now().await;
+        tunnels.admin_changed("central", A, AdminState::Drain);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(
+            !t.is_finished(),
+            "the drain waits for the server's own 30 s grace"
+        );
+        tunnels.admin_changed("central", A, AdminState::Maintenance);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(t.await.unwrap(), Some(Closed::Maintenance));
     }
 }

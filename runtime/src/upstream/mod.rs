@@ -322,12 +322,63 @@ pub(crate) struct Lb {
     probed: Notify,
 }
 
+/// What an operator decided for a server (never in the plan; kept across reloads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AdminState {
+    /// Takes requests as its health allows.
+    Ready,
+    /// Takes no new requests or upgrades; what it serves finishes, its tunnels close after
+    /// their grace.
+    Drain,
+    /// Out at once: no new requests, tunnels closed now.
+    Maintenance,
+}
+
+impl AdminState {
+    const fn to_u8(self) -> u8 {
+        match self {
+            Self::Ready => 0,
+            Self::Drain => 1,
+            Self::Maintenance => 2,
+        }
+    }
+
+    const fn from_u8(v: u8) -> Self {
+        match v {
+            1 => Self::Drain,
+            2 => Self::Maintenance,
+            _ => Self::Ready,
+        }
+    }
+
+    /// `ready`, `drain` or `maintenance`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "ready",
+            Self::Drain => "drain",
+            Self::Maintenance => "maintenance",
+        }
+    }
+
+    /// The state a name designates.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "ready" => Self::Ready,
+            "drain" => Self::Drain,
+            "maintenance" => Self::Maintenance,
+            _ => return None,
+        })
+    }
+}
+
 /// One server of a load balancer.
 #[derive(Debug)]
 pub(crate) struct Slot {
     pub(crate) url: Arc<str>,
     weight: u32,
     state: AtomicU8,
+    /// [`AdminState`], set by an operator.
+    admin: AtomicU8,
     /// The probe request, when the load balancer has a health check.
     pub(crate) probe: Option<Arc<ProbeTarget>>,
 }
@@ -335,7 +386,7 @@ pub(crate) struct Slot {
 impl Lb {
     /// Whether a request may be sent to `slot`.
     fn admits(&self, slot: &Slot) -> bool {
-        if slot.weight == 0 {
+        if slot.weight == 0 || slot.admin.load(Ordering::Acquire) != AdminState::Ready.to_u8() {
             return false;
         }
         match &self.health_check {
@@ -441,6 +492,7 @@ impl Upstreams {
                             url: Arc::from(server.url.as_str()),
                             weight: server.weight,
                             state: AtomicU8::new(initial.to_u8()),
+                            admin: AtomicU8::new(AdminState::Ready.to_u8()),
                             probe,
                         });
                     }
@@ -823,6 +875,21 @@ impl Upstreams {
             .into_iter()
             .map(|(server, _, _)| server)
             .find(|server| server.url() == url)
+    }
+
+    /// The operator's state of a server.
+    pub fn admin_state(&self, server: &ServerRef) -> Option<AdminState> {
+        let (_, slot) = self.resolve(server)?;
+        Some(AdminState::from_u8(slot.admin.load(Ordering::Acquire)))
+    }
+
+    /// Sets the operator's state of a server; returns the previous one. Picking restarts (the
+    /// round-robin generation moves) so the change applies to the next request.
+    pub fn set_admin_state(&self, server: &ServerRef, to: AdminState) -> Option<AdminState> {
+        let (_, slot) = self.resolve(server)?;
+        let from = AdminState::from_u8(slot.admin.swap(to.to_u8(), Ordering::AcqRel));
+        self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        Some(from)
     }
 
     fn resolve(&self, server: &ServerRef) -> Option<(&Lb, &Slot)> {
