@@ -25,7 +25,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
 use crate::upstream::AdminState;
@@ -313,26 +313,170 @@ async fn watch_over(
 /// Copies both ways. The server ending its side ends the tunnel (the client is shut down and
 /// closed with it); the client ending its side sends the server a FIN and gives it
 /// [`FIN_LINGER`] to finish.
+///
+/// An idle tunnel holds no buffer: each read goes into a buffer on the stack of `poll` (never
+/// part of the future), and only bytes a slow peer could not take yet are kept, on the heap,
+/// until written — so 10,000 idle WebSockets cost their sockets and little else, where
+/// `tokio::io::copy` keeps two 8 KiB buffers per tunnel for its whole life.
 async fn pump<C, S>(client: C, server: S)
 where
     C: AsyncRead + AsyncWrite + Unpin,
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let (mut cr, mut cw) = tokio::io::split(client);
-    let (mut sr, mut sw) = tokio::io::split(server);
-    let to_server = async {
-        let _ = tokio::io::copy(&mut cr, &mut sw).await;
-        let _ = sw.shutdown().await;
-    };
-    let to_client = async {
-        let _ = tokio::io::copy(&mut sr, &mut cw).await;
-        let _ = cw.shutdown().await;
-    };
-    tokio::pin!(to_server, to_client);
-    tokio::select! {
-        () = &mut to_client => {}
-        () = &mut to_server => {
-            let _ = tokio::time::timeout(FIN_LINGER, to_client).await;
+    Pump {
+        client,
+        server,
+        up: Half::default(),
+        down: Half::default(),
+        linger: None,
+    }
+    .await;
+}
+
+/// One direction of a tunnel.
+#[derive(Debug, Default)]
+struct Half {
+    /// Bytes read but not written yet (only while the writer is slow).
+    pending: Vec<u8>,
+    written: usize,
+    /// Written since the last flush.
+    unflushed: bool,
+    /// The reader ended; the writer is being shut down.
+    eof: bool,
+}
+
+/// Reads per poll and direction before yielding, so one busy direction cannot starve the other.
+const READS_PER_POLL: usize = 16;
+/// The stack buffer of one read.
+const READ_CHUNK: usize = 16 * 1024;
+
+impl Half {
+    /// Moves bytes from `r` to `w` until `r` would block (`Pending`) or ended and `w` is shut
+    /// down (`Ready(Ok)`); any error ends the direction.
+    fn poll_copy<R, W>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        r: &mut R,
+        w: &mut W,
+    ) -> std::task::Poll<std::io::Result<()>>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        use std::pin::Pin;
+        use std::task::Poll;
+        for _ in 0..READS_PER_POLL {
+            while self.written < self.pending.len() {
+                match Pin::new(&mut *w).poll_write(cx, &self.pending[self.written..]) {
+                    Poll::Ready(Ok(0)) => {
+                        return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+                    }
+                    Poll::Ready(Ok(n)) => {
+                        self.written += n;
+                        self.unflushed = true;
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            if !self.pending.is_empty() {
+                // Caught up: the memory goes back.
+                self.pending = Vec::new();
+                self.written = 0;
+            }
+            if self.eof {
+                if self.unflushed {
+                    std::task::ready!(Pin::new(&mut *w).poll_flush(cx))?;
+                    self.unflushed = false;
+                }
+                return Pin::new(&mut *w).poll_shutdown(cx);
+            }
+            let mut stack = [0u8; READ_CHUNK];
+            let mut buf = tokio::io::ReadBuf::new(&mut stack);
+            match Pin::new(&mut *r).poll_read(cx, &mut buf) {
+                Poll::Pending => {
+                    if self.unflushed {
+                        std::task::ready!(Pin::new(&mut *w).poll_flush(cx))?;
+                        self.unflushed = false;
+                    }
+                    return Poll::Pending;
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => {}
+            }
+            let n = buf.filled().len();
+            if n == 0 {
+                self.eof = true;
+                continue;
+            }
+            let mut off = 0;
+            while off < n {
+                match Pin::new(&mut *w).poll_write(cx, &stack[off..n]) {
+                    Poll::Ready(Ok(0)) => {
+                        return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+                    }
+                    Poll::Ready(Ok(m)) => {
+                        off += m;
+                        self.unflushed = true;
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => {
+                        self.pending = stack[off..n].to_vec();
+                        return Poll::Pending;
+                    }
+                }
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Both directions of a tunnel and, once the client closed its side, the server's deadline.
+struct Pump<C, S> {
+    client: C,
+    server: S,
+    /// Client → server.
+    up: Half,
+    /// Server → client.
+    down: Half,
+    /// Set when `up` ended: how long `down` may still run.
+    linger: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<C, S> Future for Pump<C, S>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    type Output = ();
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        // The server ended its side (or failed): the tunnel is over.
+        if this
+            .down
+            .poll_copy(cx, &mut this.server, &mut this.client)
+            .is_ready()
+        {
+            return Poll::Ready(());
+        }
+        if this.linger.is_none() {
+            match this.up.poll_copy(cx, &mut this.client, &mut this.server) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(_)) => return Poll::Ready(()),
+                Poll::Ready(Ok(())) => {
+                    this.linger = Some(Box::pin(tokio::time::sleep(FIN_LINGER)));
+                }
+            }
+        }
+        match this.linger.as_mut() {
+            Some(sleep) => sleep.as_mut().poll(cx),
+            None => Poll::Pending,
         }
     }
 }
@@ -340,7 +484,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncReadExt as _, duplex};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, duplex};
 
     #[tokio::test]
     async fn a_server_fin_closes_the_client_side_at_once() {
@@ -365,6 +509,43 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(2), task)
             .await
             .expect("the tunnel ended")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn bytes_cross_intact_both_ways_through_slow_peers() {
+        // 64-byte pipes: nearly every write is partial or would block, so the pending path runs.
+        let (ca, client_proxy) = duplex(64);
+        let (server_proxy, sa) = duplex(64);
+        let task = tokio::spawn(pump(client_proxy, server_proxy));
+        let up: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let down: Vec<u8> = (0..150_000u32).map(|i| (i % 241) as u8).collect();
+        let (up2, down2) = (up.clone(), down.clone());
+        let server = tokio::spawn(async move {
+            let mut got = vec![0u8; up2.len()];
+            let (mut r, mut w) = tokio::io::split(sa);
+            // Written while reading; the server closes only once it has everything (its FIN
+            // ends the tunnel).
+            let writer = async { w.write_all(&down2).await.unwrap() };
+            let reader = async { r.read_exact(&mut got).await.unwrap() };
+            tokio::join!(writer, reader);
+            w.shutdown().await.unwrap();
+            got
+        });
+        let (mut r, mut w) = tokio::io::split(ca);
+        let writer = async { w.write_all(&up).await.unwrap() };
+        let mut got = Vec::new();
+        let reader = async { r.read_to_end(&mut got).await.unwrap() };
+        tokio::time::timeout(Duration::from_secs(10), async {
+            tokio::join!(writer, reader)
+        })
+        .await
+        .unwrap();
+        assert_eq!(got, down, "server → client intact, then closed");
+        assert_eq!(server.await.unwrap(), up, "client → server intact");
+        tokio::time::timeout(Duration::from_secs(2), task)
+            .await
+            .unwrap()
             .unwrap();
     }
 
