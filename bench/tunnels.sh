@@ -23,8 +23,9 @@ LOAD="$BENCH_ROOT/bench/tunnels_load.py"
 RUN=$(mktemp -d /tmp/bench-tunnels.XXXXXX)
 OUT="$BENCH_ROOT/bench/results/tunnels-$(date +%Y%m%d)${RESULT_SUFFIX:-}.md"
 pin_setup pin
+ulimit -Hn 65536 2>/dev/null || true   # root may raise the hard limit
 ulimit -n "$(ulimit -Hn)"
-(( $(ulimit -n) >= 3 * N + 1000 )) || die "ulimit -n $(ulimit -n) is too low for $N tunnels"
+(( $(ulimit -n) >= 2 * N + 1000 )) || die "ulimit -n $(ulimit -n) is too low for $N tunnels"
 if [[ " $PROXIES " == *" bridge "* ]] && ! have_bin "$BRIDGE_RUNTIME_BIN"; then
   (cd "$BENCH_ROOT" && cargo build --release -q -p bridge-runtime -p bridgectl)
 fi
@@ -44,7 +45,7 @@ start_proxy() {
     haproxy)
       cat >"$d/haproxy.cfg" <<CFG
 global
-  maxconn $((3 * N + 1000))
+  maxconn $((N + 200))
   nbthread 1
 defaults
   mode http
@@ -66,8 +67,8 @@ worker_processes 1;
 daemon off;
 pid $d/nginx.pid;
 error_log $d/error.log warn;
-worker_rlimit_nofile $((3 * N + 1000));
-events { worker_connections $((3 * N + 1000)); }
+worker_rlimit_nofile $((2 * N + 500));
+events { worker_connections $((2 * N + 500)); }
 http {
   access_log off;
 $(nginx_paths "$d")
