@@ -535,4 +535,35 @@ fn the_dashboard_shows_live_server_states_over_tls_behind_basic_auth() {
         page["status"].as_str().unwrap().starts_with("updated "),
         "{page}"
     );
+
+    // An operator drains the new active node (`bridge-runtime server`, with the dashboard's
+    // credentials): the page marks it, still without a reload.
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+        .args([
+            "server",
+            "drain",
+            "--api",
+            &format!("https://127.0.0.1:{port}"),
+        ])
+        .args(["--insecure", "--user", &format!("{user}:{password}")])
+        .args(["--service", "central", "--url", &b_url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let drained = |page: &Value| {
+        page["services"].as_array().is_some_and(|rows| {
+            rows.iter().any(|r| {
+                r[0] == "central@file"
+                    && r[2]
+                        .as_str()
+                        .is_some_and(|t| t.contains(&format!("{b_url} drain")))
+            })
+        })
+    };
+    watch(&mut browser, s, Duration::from_secs(10), drained);
+    assert_eq!(browser.eval(s, "window.bridgectlTestMark"), "same page");
 }
