@@ -538,7 +538,7 @@ fn the_dashboard_shows_live_server_states_over_tls_behind_basic_auth() {
 
     // An operator drains the new active node (`bridge-runtime server`, with the dashboard's
     // credentials): the page marks it, still without a reload.
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"))
         .args([
             "server",
             "drain",

@@ -1186,6 +1186,11 @@ impl Resolver<'_> {
         });
         let ping = st.ping.as_ref().map(|p| plan::Ping {
             entrypoint: p.entry_point.clone().unwrap_or_else(|| "traefik".into()),
+            manual_routing: p.manual_routing.unwrap_or(false),
+            terminating_status_code: p
+                .terminating_status_code
+                .and_then(|c| u16::try_from(c).ok())
+                .unwrap_or(503),
         });
         (api, ping)
     }

@@ -169,6 +169,10 @@ pub async fn serve_with(
     }
     tracing::info!("shutting down, draining in-flight requests");
     crate::notify::stopping();
+    current
+        .load()
+        .terminating
+        .store(true, std::sync::atomic::Ordering::Release);
     let _ = stop_tx.send(true);
     // Tunnels are not waited for beyond the entry points' graceTimeOut (Traefik waits for ever).
     let grace = plan

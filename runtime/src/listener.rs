@@ -250,6 +250,9 @@ pub(crate) async fn serve_entrypoint(
         tracing::error!("entry point {ep} is not in the plan: not serving it");
         return;
     };
+    let accept_grace = rt.plan().entrypoints.get(&*ep).map_or(Duration::ZERO, |e| {
+        Duration::from_millis(e.timeouts.request_accept_grace_ms)
+    });
     let (grace, header_read, max_header) = rt.plan().entrypoints.get(&*ep).map_or(
         (Duration::from_secs(10), Duration::from_secs(10), 1 << 20),
         |e| {
@@ -289,8 +292,29 @@ pub(crate) async fn serve_entrypoint(
     };
     // Set while accepting is paused for lack of descriptors: logged once per episode.
     let mut starved = false;
+    // After SIGTERM, Traefik's `requestAcceptGraceTimeout`: new connections are still accepted
+    // (and `/ping` already answers its terminating status) until then.
+    let mut accept_until: Option<tokio::time::Instant> = None;
+    let stopping = |at: &mut Option<tokio::time::Instant>| -> bool {
+        if accept_grace.is_zero() {
+            return true;
+        }
+        if at.is_none() {
+            tracing::info!(
+                "entry point {ep}: still accepting for {accept_grace:?} (requestAcceptGraceTimeout)"
+            );
+            *at = Some(tokio::time::Instant::now() + accept_grace);
+        }
+        false
+    };
     loop {
         tokio::select! {
+            () = async {
+                match accept_until {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => break,
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
                     Ok(a) => a,
@@ -331,7 +355,11 @@ pub(crate) async fn serve_entrypoint(
                 };
                 tokio::spawn(conn.run(stream, tls));
             }
-            _ = shutdown.changed() => break,
+            changed = shutdown.changed(), if accept_until.is_none() => {
+                if changed.is_err() || stopping(&mut accept_until) {
+                    break;
+                }
+            }
         }
     }
     drop(listener);

@@ -98,6 +98,9 @@ pub struct Runtime {
     pub(crate) acme: Arc<Acme>,
     /// Upgraded connections, by server (kept across reloads).
     pub(crate) tunnels: Arc<crate::proxy::tunnel::Tunnels>,
+    /// Set once shutdown began (SIGTERM): `/ping` answers `terminatingStatusCode` while the
+    /// entry points still accept for their `requestAcceptGraceTimeout` (kept across reloads).
+    pub(crate) terminating: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// An entry point, by its position among the plan's entry points (stable across reloads, which
@@ -124,6 +127,8 @@ pub(crate) struct Entry {
     pub(crate) api_here: bool,
     /// A resolver answers HTTP-01 here, before the redirect and routing.
     pub(crate) acme_http: Option<Arc<crate::acme::challenge::Challenges>>,
+    /// `ping` is served here (its entry point, without `manualRouting`).
+    pub(crate) ping_here: bool,
 }
 
 /// The routers of one entry point for one kind of connection.
@@ -278,9 +283,11 @@ impl Runtime {
             acme.configure(&plan, covered)?;
         }
         let tunnels = old.map_or_else(Default::default, |o| o.tunnels.clone());
+        let terminating = old.map_or_else(Default::default, |o| o.terminating.clone());
         Ok(Self {
             acme,
             tunnels,
+            terminating,
             plan,
             upstreams,
             entries,
@@ -292,6 +299,11 @@ impl Runtime {
             started: crate::observe::rfc3339_now(),
             observer,
         })
+    }
+
+    /// Shutdown began.
+    pub(crate) fn is_terminating(&self) -> bool {
+        self.terminating.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The upstream state (for health checking and the API).
@@ -452,6 +464,10 @@ fn entry(
             .as_ref()
             .is_some_and(|a| a.insecure && a.entrypoint == name),
         acme_http: None,
+        ping_here: plan
+            .ping
+            .as_ref()
+            .is_some_and(|p| !p.manual_routing && p.entrypoint == name),
     })
 }
 

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 5;
+pub const PLAN_VERSION: u32 = 6;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub const PLAN_VERSION: u32 = 5;
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// Format version; always [`PLAN_VERSION`] for plans written by this build.
-    #[cfg_attr(feature = "schema", schemars(extend("const" = 5)))]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = 6)))]
     pub plan_version: u32,
     /// `sha256:` followed by 64 lower-case hex digits: SHA-256 of the canonical JSON of the plan
     /// without this field (see [`Plan::seal`]).
@@ -852,6 +852,12 @@ pub struct Api {
 pub struct Ping {
     /// Entry point (key into [`Plan::entrypoints`]) serving ping.
     pub entrypoint: String,
+    /// Traefik's `manualRouting`: no `/ping` on the entry point; only routers sending to
+    /// `ping@internal` answer it.
+    pub manual_routing: bool,
+    /// Status `/ping` answers once shutdown began (Traefik's `terminatingStatusCode`, default 503),
+    /// so a checker in front moves traffic away while requests are still accepted.
+    pub terminating_status_code: u16,
 }
 
 /// Application logging (Traefik's `log`).
@@ -1982,6 +1988,8 @@ mod tests {
         let mut plan = Plan::example();
         plan.ping = Some(Ping {
             entrypoint: "traefik".into(),
+            manual_routing: false,
+            terminating_status_code: 503,
         });
         assert!(matches!(
             plan.check_consistency(),

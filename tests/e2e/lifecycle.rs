@@ -153,3 +153,53 @@ fn sigterm_drains_in_flight_requests_then_exits() {
     // Stopped: new connections are refused.
     assert!(TcpStream::connect(web).is_err());
 }
+
+/// Traefik's graceful shutdown for a checker in front (keepalived, a load balancer): after SIGTERM
+/// `/ping` answers `terminatingStatusCode` at once while both entry points keep accepting new
+/// connections for `requestAcceptGraceTimeout`; then they stop and the process exits.
+#[test]
+fn sigterm_keeps_accepting_for_request_accept_grace_while_ping_answers_503() {
+    let (a, b) = (backend("a").start(), backend("b").active(false).start());
+    let dir = tempfile::tempdir().unwrap();
+    let life = "    transport:\n      lifeCycle:\n        requestAcceptGraceTimeout: 2s\n        graceTimeOut: 1s\n";
+    let mut rt = crate::harness::start_full(
+        &a,
+        &b,
+        dir.path(),
+        |s| {
+            s.replace(
+                "  web:\n    address: \":80\"\n",
+                &format!(
+                    "  web:\n    address: \":80\"\n{life}  traefik:\n    address: \":8080\"\n{life}"
+                ),
+            )
+        },
+        |d| d,
+    );
+    assert_eq!(get(rt.api, "/ping"), (200, "OK".to_owned()));
+    let t0 = Instant::now();
+    signal(rt.child.id(), "-TERM");
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, body) = get(rt.api, "/ping");
+    assert_eq!((status, body.as_str()), (503, "Service Unavailable"));
+    let (status, body) = get(rt.web, "/ui");
+    assert_eq!(status, 200, "new connections are still served: {body}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let (status, _) = get(rt.web, "/ui");
+    assert_eq!(status, 200, "still within the 2 s");
+    let exit = wait_exit(
+        &mut rt.child,
+        Duration::from_secs(6),
+        "exit after the accept grace and the drain",
+    );
+    assert!(exit.success(), "{exit:?}");
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_secs(2),
+        "stopped accepting before requestAcceptGraceTimeout: {took:?}"
+    );
+    assert!(
+        TcpStream::connect(rt.web).is_err(),
+        "nothing listens any more"
+    );
+}

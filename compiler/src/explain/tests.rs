@@ -278,6 +278,8 @@ fn fixture() -> Plan {
     });
     plan.ping = Some(Ping {
         entrypoint: "traefik".into(),
+        manual_routing: false,
+        terminating_status_code: 503,
     });
     seal(&mut plan);
     plan

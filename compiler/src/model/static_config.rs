@@ -568,7 +568,6 @@ pub struct Ping {
 
     /// Status returned by `/ping` during graceful shutdown (default 503).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub terminating_status_code: Option<i64>,
 }
 

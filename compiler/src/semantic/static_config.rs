@@ -202,6 +202,18 @@ impl Ctx<'_> {
             self.err(Code::InvalidValue, format!("log.level `{level}` is not one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL, PANIC"), span, "/log/level".into());
         }
         self.check_observability();
+        if let Some(code) = cfg.ping.as_ref().and_then(|p| p.terminating_status_code)
+            && !(100..=599).contains(&code)
+        {
+            let span = self.static_span("/ping/terminatingStatusCode");
+            self.err(
+                Code::InvalidValue,
+                format!("ping.terminatingStatusCode {code} is not an HTTP status (100-599)"),
+                span,
+                "/ping/terminatingStatusCode".into(),
+            )
+            .hint = Some("503, Traefik's default, tells a load balancer to move away".into());
+        }
         for (what, ep, p) in [
             (
                 "ping",

@@ -1178,6 +1178,8 @@ mod tests {
         });
         plan.ping = Some(Ping {
             entrypoint: "traefik".into(),
+            manual_routing: false,
+            terminating_status_code: 503,
         });
         let ups = Upstreams::from_plan(&plan).unwrap();
         (plan, ups)

@@ -24,10 +24,12 @@ impl Runtime {
         if path == "/metrics" && entry.metrics_here && (tls || entry.tls.is_none()) {
             return Some(self.metrics_response(req.headers()));
         }
+        // Traefik's ping router (`PathPrefix(`/ping`)`, on `ping.entryPoint` unless
+        // `manualRouting`); `api.insecure` alone serves no ping.
+        if entry.ping_here && path.starts_with("/ping") {
+            return Some(ping(self.plan.ping.as_ref(), self.is_terminating()));
+        }
         if entry.api_here {
-            if path == "/ping" {
-                return Some(ping());
-            }
             return self.api(req.method(), req.uri());
         }
         None
@@ -233,6 +235,11 @@ impl Runtime {
 }
 
 /// `ping@internal`'s answer.
-pub(crate) fn ping() -> Response<Body> {
+pub(crate) fn ping(cfg: Option<&bridge_plan::Ping>, terminating: bool) -> Response<Body> {
+    if terminating {
+        let code = cfg.map_or(503, |p| p.terminating_status_code);
+        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+        return crate::body::text_owned(status, status.canonical_reason().unwrap_or("").to_owned());
+    }
     text(StatusCode::OK, "OK")
 }

@@ -224,7 +224,9 @@ impl Runtime {
             s.service = Some(router.service_name.to_string());
         });
         match &router.service {
-            Dispatch::Ping => return crate::admin::ping(),
+            Dispatch::Ping => {
+                return crate::admin::ping(self.plan.ping.as_ref(), self.is_terminating());
+            }
             Dispatch::Prometheus => return self.metrics_response(req.headers()),
             _ => {}
         }
