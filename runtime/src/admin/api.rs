@@ -257,10 +257,13 @@ fn api(plan: &Plan, ups: &Upstreams, sub: &str, q: &Query, started: &str) -> Api
     let ok = |value: Value| ApiResponse::json(StatusCode::OK, &value);
     match sub {
         "/version" => {
+            // `planHash` (bridgectl's extension): what this process serves, so the two
+            // appliances of a pair can be compared.
             return ok(json!({
                 "Version": env!("CARGO_PKG_VERSION"),
                 "Codename": CODENAME,
                 "startDate": started,
+                "planHash": plan.hash,
             }));
         }
         "/overview" => return ok(overview(plan, ups)),
@@ -1038,6 +1041,7 @@ fn rawdata(plan: &Plan, ups: &Upstreams) -> Value {
         "routers": by_name(routers(plan)),
         "middlewares": by_name(middlewares(plan)),
         "services": by_name(services(plan, ups)),
+        "planHash": plan.hash,
     })
 }
 
@@ -1481,7 +1485,11 @@ mod tests {
         let (plan, ups) = example();
         assert_eq!(
             body(&get(&plan, &ups, "/api/version")),
-            json!({"Version": env!("CARGO_PKG_VERSION"), "Codename": "bridge-runtime", "startDate": STARTED})
+            json!({"Version": env!("CARGO_PKG_VERSION"), "Codename": "bridge-runtime", "startDate": STARTED, "planHash": plan.hash})
+        );
+        assert_eq!(
+            body(&get(&plan, &ups, "/api/rawdata"))["planHash"],
+            json!(plan.hash)
         );
     }
 
