@@ -155,11 +155,15 @@ fn client_config(r: &Request) -> Result<Arc<rustls::ClientConfig>, OperatorError
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| OperatorError::Io(e.to_string()))?;
+    // `--insecure`: any certificate (handshake signatures still verified), as the servers
+    // transport's `insecureSkipVerify`.
     if r.insecure {
         return Ok(Arc::new(
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(Any(provider)))
+                .with_custom_certificate_verifier(Arc::new(crate::transport::AnyCertificate(
+                    provider,
+                )))
                 .with_no_client_auth(),
         ));
     }
@@ -182,50 +186,4 @@ fn client_config(r: &Request) -> Result<Arc<rustls::ClientConfig>, OperatorError
     Ok(Arc::new(
         builder.with_root_certificates(roots).with_no_client_auth(),
     ))
-}
-
-/// `--insecure`: any certificate; handshake signatures still verified.
-#[derive(Debug)]
-struct Any(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for Any {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: rustls_pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }

@@ -560,7 +560,7 @@ fn root_store(files: &[String]) -> Result<rustls::RootCertStore, String> {
 
 /// `insecureSkipVerify`: any certificate is accepted; handshake signatures are still verified.
 #[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
+pub(crate) struct AnyCertificate(pub(crate) Arc<CryptoProvider>);
 
 impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
     fn verify_server_cert(

@@ -194,28 +194,6 @@ fn wait_for_issued(
     );
 }
 
-/// A plain-HTTP `GET` with `Connection: close`: (status, body).
-fn plain_get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let status = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (
-        status,
-        out.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
-    )
-}
-
 fn stored(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -248,7 +226,7 @@ fn http01_certificate_is_obtained_stored_in_traefik_format_and_served_from_stora
     assert!(body.starts_with("a /"), "{body}");
 
     // The API lists it with its issuer; the metrics carry its expiry and the order.
-    let (status, certs) = plain_get(api, "/api/bridge/certificates");
+    let (status, certs) = crate::harness::get(api, "/api/bridge/certificates");
     assert_eq!(status, 200, "{certs}");
     let certs: serde_json::Value = serde_json::from_str(&certs).unwrap();
     assert_eq!(certs[0]["resolver"], "le");
@@ -257,7 +235,7 @@ fn http01_certificate_is_obtained_stored_in_traefik_format_and_served_from_stora
         certs[0]["issuer"].as_str().unwrap().contains("Pebble"),
         "{certs}"
     );
-    let (_, metrics) = plain_get(api, "/metrics");
+    let (_, metrics) = crate::harness::get(api, "/metrics");
     assert!(
         metrics.contains(&format!("traefik_tls_certs_not_after{{cn=\"{host}\"")),
         "{metrics}"
@@ -649,6 +627,6 @@ fn the_prod_profile_with_cert_resolver_builds_and_serves_https_from_acme() {
         https_get(addrs[2], domain, verifying(&pebble.issuer_roots_pem())).unwrap();
     assert_eq!(status, 404);
     // Plain HTTP is still redirected.
-    let (status, _) = plain_get(addrs[0], "/");
+    let (status, _) = crate::harness::get(addrs[0], "/");
     assert_eq!(status, 301);
 }
