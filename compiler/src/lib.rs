@@ -23,6 +23,7 @@ pub mod check;
 pub mod diag;
 pub mod emit;
 pub mod explain;
+pub mod ha;
 pub mod loaded;
 pub mod model;
 pub mod policy;

@@ -71,6 +71,64 @@ enum Command {
         #[arg(value_enum)]
         kind: SchemaKind,
     },
+    /// Write the keepalived configuration of one appliance of a pair sharing a virtual address.
+    ///
+    /// Both appliances serve the same plan; keepalived (VRRP over unicast) gives the address to one
+    /// of them and moves it when that one's bridge-runtime stops answering /ping: SIGTERM (planned,
+    /// no request lost while `requestAcceptGraceTimeout` covers the switch), a crash (~2 s), the
+    /// host (about 3 adverts). Backend failovers behind the pair never move it. See
+    /// packaging/ha/README.md for the whole setup.
+    #[command(
+        after_help = "Example (the first appliance; the second swaps --self/--peer and takes --priority 100):\n  bridgectl keepalived --name bridge-a --interface eth0 --vip 10.0.0.100/24 \\\n      --self 10.0.0.1 --peer 10.0.0.2 --priority 150 --out /etc/keepalived/keepalived.conf\n\nExit codes: 0 written, 2 an input keepalived would reject or misread."
+    )]
+    Keepalived(KeepalivedArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct KeepalivedArgs {
+    /// A name for keepalived's logs (router_id).
+    #[arg(long, default_value = "bridge")]
+    name: String,
+    /// The interface carrying the virtual address and the VRRP adverts.
+    #[arg(long)]
+    interface: String,
+    /// The virtual address with its prefix length, as clients reach the pair.
+    #[arg(long, value_name = "ADDR/PREFIX")]
+    vip: String,
+    /// This appliance's own address on the interface.
+    #[arg(long = "self", value_name = "ADDR")]
+    self_addr: String,
+    /// The other appliance's address (adverts are unicast to it).
+    #[arg(long, value_name = "ADDR")]
+    peer: String,
+    /// 1..=254; the higher takes the address first. Use different values on the two appliances.
+    #[arg(long)]
+    priority: u16,
+    /// VRRP virtual_router_id: the same on both appliances, unique on the segment.
+    #[arg(long, default_value_t = 51)]
+    router_id: u16,
+    /// Seconds between VRRP adverts.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1)]
+    advert: u16,
+    /// This appliance's ping endpoint (the `ping:` section's entry point).
+    #[arg(long, default_value = "http://127.0.0.1:8080/ping")]
+    ping_url: String,
+    /// The bridge-runtime binary that runs the check.
+    #[arg(long, value_name = "PATH", default_value = "/usr/bin/bridge-runtime")]
+    runtime: String,
+    /// Called on every transition with `INSTANCE bridge MASTER|BACKUP|FAULT|STOP PRIORITY`.
+    #[arg(
+        long,
+        value_name = "COMMAND",
+        default_value = "/usr/bin/logger -t bridge-ha"
+    )]
+    notify: String,
+    /// The user keepalived runs the check and the notify hook as.
+    #[arg(long, default_value = "root")]
+    script_user: String,
+    /// Write here (atomically) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -230,6 +288,35 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_check(args.check, Some(out))
         }
         Command::Run(args) => run_serve(args),
+        Command::Keepalived(a) => {
+            let pair = bridgectl::ha::Pair {
+                name: a.name,
+                interface: a.interface,
+                vip: a.vip,
+                self_addr: a.self_addr,
+                peer: a.peer,
+                priority: a.priority,
+                router_id: a.router_id,
+                advert: a.advert,
+                ping_url: a.ping_url,
+                runtime: a.runtime,
+                notify: a.notify,
+                script_user: a.script_user,
+            };
+            let text = match bridgectl::ha::render(&pair) {
+                Ok(text) => text,
+                Err(e) => {
+                    eprintln!("bridgectl keepalived: error: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            match a.out {
+                Some(path) => bridgectl::emit::write_atomic(&path, text.as_bytes())
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => std::io::stdout().write_all(text.as_bytes())?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Explain { plan } => {
             let plan = load_plan(&plan)?;
             std::io::stdout().write_all(bridgectl::explain::explain(&plan).as_bytes())?;

@@ -170,6 +170,7 @@ pub struct BackendBuilder {
     delay: Duration,
     answer: Answer,
     transport: Transport,
+    bind: SocketAddr,
 }
 
 impl std::fmt::Debug for BackendBuilder {
@@ -193,6 +194,7 @@ pub fn backend(name: &'static str) -> BackendBuilder {
         delay: Duration::ZERO,
         answer: Arc::new(answers::target_and_xff),
         transport: Transport::Http1,
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
     }
 }
 
@@ -237,8 +239,14 @@ impl BackendBuilder {
     }
 
     /// Binds 127.0.0.1:0 and starts serving on background threads.
+    /// Listens on `addr` instead of 127.0.0.1 with a free port (a namespace's address).
+    pub fn bind(mut self, addr: SocketAddr) -> Self {
+        self.bind = addr;
+        self
+    }
+
     pub fn start(self) -> Backend {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = TcpListener::bind(self.bind).unwrap();
         let addr = listener.local_addr().unwrap();
         listener.set_nonblocking(true).unwrap();
         let backend = Backend {

@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod backends;
+pub mod netns;
 pub mod pebble;
 pub mod process;
 pub mod prod;
