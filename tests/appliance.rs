@@ -764,6 +764,177 @@ fn nix_flake_parses_evaluates_against_the_stub_and_the_module_matches_the_unit()
     let limits = |k: &str| m["service"][k].as_i64();
     assert_eq!(limits("startLimitIntervalSec"), Some(300));
     assert_eq!(limits("startLimitBurst"), Some(5));
+
+    // services.bridge.ha: nothing without it; with it keepalived beside the runtime, the host
+    // step of packaging/ha/README.md, and a configuration the real `bridgectl keepalived` renders.
+    assert_eq!(m["haUnpaired"], false, "no keepalived unless ha.enable");
+    assert_eq!(m["pairedKeepsBridge"], true);
+    for o in [
+        "enable",
+        "interface",
+        "virtualAddress",
+        "self",
+        "peer",
+        "priority",
+        "routerId",
+    ] {
+        assert!(
+            m["haOptions"].as_array().unwrap().iter().any(|x| x == o),
+            "{o}"
+        );
+    }
+    let exec = m["haExec"].as_str().unwrap();
+    assert!(
+        exec.contains(
+            "/bin/keepalived' '--dont-fork' '--log-console' '--vrrp' '--use-file' '/nix/store/"
+        ),
+        "{exec}"
+    );
+    assert_eq!(m["haSysctl"]["net.ipv4.conf.eth0.arp_ignore"], 1);
+    assert_eq!(m["haSysctl"]["net.ipv4.conf.eth0.arp_announce"], 2);
+    assert_eq!(
+        m["haLo"],
+        serde_json::json!([{"address": "10.0.0.100", "prefixLength": 32}])
+    );
+    let build = m["haConfBuild"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("keepalived.conf");
+    let bin = assert_cmd::cargo::cargo_bin("bridgectl");
+    let status = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(build)
+        .env("PATH", bin.parent().unwrap())
+        .env("out", &out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{build}");
+    let conf = std::fs::read_to_string(&out).unwrap();
+    for line in ["  unicast_src_ip 10.0.0.1", "  priority 150", "  nopreempt"] {
+        assert!(conf.lines().any(|l| l == line), "{line:?} in\n{conf}");
+    }
+    assert!(
+        conf.contains("util-linux/bin/logger -t bridge-ha"),
+        "{conf}"
+    );
+}
+
+/// The pair's compose file: the appliance and keepalived on the host's network, keepalived with
+/// only the capabilities VRRP needs, running the configuration `bridgectl keepalived` writes.
+#[test]
+fn the_pair_compose_file_runs_the_appliance_beside_keepalived() {
+    let path = repo_root().join("examples/scadabridge/docker-compose.pair.yml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc = bridgectl::yaml::parse(bridgectl::source::FileId(0), &text)
+        .unwrap_or_else(|d| panic!("{}: {d:?}", path.display()))
+        .unwrap();
+    let Some(bridgectl::yaml::NodeKind::Map(services)) = yaml_at(&doc, &["services"]) else {
+        panic!("no services")
+    };
+    let names: Vec<&str> = services.iter().map(|(k, _)| k.text.as_str()).collect();
+    assert_eq!(names, ["bridge", "keepalived"]);
+    for s in ["bridge", "keepalived"] {
+        assert_eq!(
+            yaml_str(yaml_at(&doc, &["services", s, "network_mode"])),
+            Some("host"),
+            "{s}"
+        );
+        assert_eq!(
+            yaml_strings(yaml_at(&doc, &["services", s, "cap_drop"])),
+            ["ALL"]
+        );
+    }
+    assert_eq!(
+        yaml_strings(yaml_at(&doc, &["services", "keepalived", "cap_add"])),
+        ["NET_ADMIN", "NET_RAW"]
+    );
+    assert_eq!(
+        yaml_strings(yaml_at(&doc, &["services", "bridge", "cap_add"])),
+        ["NET_BIND_SERVICE"]
+    );
+    let cmd = yaml_strings(yaml_at(&doc, &["services", "keepalived", "command"]));
+    assert_eq!(
+        cmd[..4],
+        ["keepalived", "--dont-fork", "--log-console", "--vrrp"]
+    );
+    // The documented generation command is the real one: run it as written.
+    let line = text
+        .lines()
+        .skip_while(|l| !l.contains("bridgectl keepalived"))
+        .take_while(|l| !l.contains("(the second host"))
+        .map(|l| {
+            l.trim_start_matches('#')
+                .trim()
+                .trim_end_matches('\\')
+                .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("keepalived.conf");
+    let line = line.replace("/etc/bridge/keepalived.conf", out.to_str().unwrap());
+    let args: Vec<String> = split_shell_words(&line);
+    assert_eq!(args[..2], ["bridgectl", "keepalived"], "{line}");
+    let run = bridge_tests::process::bridgectl()
+        .args(&args[1..])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let conf = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        conf.contains("/usr/local/bin/bridge-runtime healthcheck"),
+        "{conf}"
+    );
+    // What the keepalived container mounts is what the configuration runs.
+    let mounts = yaml_strings(yaml_at(&doc, &["services", "keepalived", "volumes"]));
+    assert!(
+        mounts
+            .iter()
+            .any(|m| m.starts_with("/usr/local/bin/bridge-runtime:"))
+    );
+    assert!(
+        mounts
+            .iter()
+            .any(|m| m.starts_with("/etc/bridge/keepalived.conf:"))
+    );
+    // A bad input is refused by name with exit 2, and nothing is written.
+    std::fs::remove_file(&out).unwrap();
+    let mut bad = args[1..].to_vec();
+    let at = bad.iter().position(|a| a == "--priority").unwrap();
+    bad[at + 1] = "255".into();
+    let run = bridge_tests::process::bridgectl()
+        .args(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("--priority \"255\": must be 1..=254"), "{err}");
+    assert!(!out.exists());
+}
+
+/// Words of a documented command line: spaces separate, double quotes group.
+fn split_shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
 }
 
 /// The CI examples in docs/ci parse, and the plain git hook blocks a commit of a broken

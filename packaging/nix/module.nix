@@ -27,6 +27,38 @@ let
     name = "nixos";
     inherit (cfg) configDir profile vars;
   };
+  ha = cfg.ha;
+  vipAddress = builtins.head (builtins.match "([^/]+)/.*" ha.virtualAddress);
+  # The same configuration `bridgectl keepalived` writes by hand (packaging/ha/README.md), rendered
+  # when the system is built: a bad input fails the build, not the running pair.
+  keepalivedConf = pkgs.runCommand "bridge-keepalived.conf" { nativeBuildInputs = [ cfg.compilerPackage ]; } (
+    "bridgectl keepalived "
+    + lib.escapeShellArgs [
+      "--name"
+      ha.name
+      "--interface"
+      ha.interface
+      "--vip"
+      ha.virtualAddress
+      "--self"
+      ha.self
+      "--peer"
+      ha.peer
+      "--priority"
+      (toString ha.priority)
+      "--router-id"
+      (toString ha.routerId)
+      "--advert"
+      (toString ha.advert)
+      "--ping-url"
+      ha.pingUrl
+      "--runtime"
+      "${cfg.package}/bin/bridge-runtime"
+      "--notify"
+      "${pkgs.util-linux}/bin/logger -t bridge-ha"
+    ]
+    + " --out $out"
+  );
   pairs = flag: attrs: lib.concatLists (lib.mapAttrsToList (k: v: [ flag "${k}=${v}" ]) attrs);
   args = pairs "--bind" cfg.binds ++ pairs "--resolve" cfg.resolve ++ cfg.extraArgs;
 in
@@ -77,6 +109,54 @@ in
       default = [ ];
       description = "Further bridge-runtime arguments.";
     };
+    ha = {
+      enable = mkEnableOption "keepalived next to bridge-runtime: one virtual address for a pair of appliances (packaging/ha/README.md)";
+      name = mkOption {
+        type = types.str;
+        default = "bridge";
+        description = "keepalived's router_id, a name for its logs.";
+      };
+      interface = mkOption {
+        type = types.str;
+        description = "The interface carrying the virtual address and the VRRP adverts.";
+      };
+      virtualAddress = mkOption {
+        type = types.str;
+        description = "The IPv4 virtual address with its prefix length, e.g. 10.0.0.100/24.";
+      };
+      self = mkOption {
+        type = types.str;
+        description = "This appliance's own address on the interface.";
+      };
+      peer = mkOption {
+        type = types.str;
+        description = "The other appliance's address (adverts are unicast).";
+      };
+      priority = mkOption {
+        type = types.int;
+        description = "1..254, different on the two appliances; the higher takes the address first.";
+      };
+      routerId = mkOption {
+        type = types.int;
+        default = 51;
+        description = "VRRP virtual_router_id: the same on both appliances, unique on the segment.";
+      };
+      advert = mkOption {
+        type = types.int;
+        default = 1;
+        description = "Seconds between VRRP adverts.";
+      };
+      pingUrl = mkOption {
+        type = types.str;
+        default = "http://127.0.0.1:8080/ping";
+        description = "This appliance's /ping, asked every second by keepalived's track script.";
+      };
+      keepalivedPackage = mkOption {
+        type = types.package;
+        default = pkgs.keepalived;
+        description = "The keepalived package.";
+      };
+    };
     plan = mkOption {
       type = types.package;
       readOnly = true;
@@ -85,7 +165,8 @@ in
     };
   };
 
-  config = mkIf cfg.enable {
+  config = lib.mkMerge [
+  (mkIf cfg.enable {
     environment.etc."bridge/plan.json".source = "${plan}/plan.json";
 
     systemd.services.bridge = {
@@ -162,5 +243,48 @@ in
         TasksMax = 4096;
       };
     };
-  };
+  })
+
+  (mkIf (cfg.enable && ha.enable) {
+    # The host step of packaging/ha/README.md: the address also on lo, answered in ARP only where
+    # keepalived puts it, so the appliance that just gave it up still serves what reaches it.
+    networking.interfaces.lo.ipv4.addresses = [
+      {
+        address = vipAddress;
+        prefixLength = 32;
+      }
+    ];
+    boot.kernel.sysctl = {
+      "net.ipv4.conf.${ha.interface}.arp_ignore" = 1;
+      "net.ipv4.conf.${ha.interface}.arp_announce" = 2;
+    };
+    systemd.services.bridge-keepalived = {
+      description = "keepalived: the bridge pair's virtual address";
+      wantedBy = [ "multi-user.target" ];
+      wants = [ "network-online.target" ];
+      after = [
+        "network-online.target"
+        "bridge.service"
+      ];
+      restartTriggers = [ keepalivedConf ];
+      serviceConfig = {
+        Type = "simple";
+        ExecStart = lib.escapeShellArgs [
+          "${ha.keepalivedPackage}/bin/keepalived"
+          "--dont-fork"
+          "--log-console"
+          "--vrrp"
+          "--use-file"
+          "${keepalivedConf}"
+          "--pid"
+          "/run/bridge-keepalived.pid"
+          "--vrrp_pid"
+          "/run/bridge-keepalived-vrrp.pid"
+        ];
+        Restart = "always";
+        RestartSec = "1s";
+      };
+    };
+  })
+  ];
 }

@@ -26,11 +26,19 @@ rec {
     description = "Whether to enable ${what}.";
   };
   mkIf = cond: content: if cond then content else { };
+  recursiveUpdate =
+    a: b:
+    a
+    // builtins.mapAttrs (
+      k: v: if builtins.isAttrs v && builtins.isAttrs (a.${k} or null) && !(v ? type) then recursiveUpdate a.${k} v else v
+    ) b;
+  mkMerge = list: builtins.foldl' recursiveUpdate { } list;
   types = {
     bool = "bool";
     str = "str";
     path = "path";
     package = "package";
+    int = "int";
     attrsOf = t: "attrsOf ${t}";
     listOf = t: "listOf ${t}";
   };

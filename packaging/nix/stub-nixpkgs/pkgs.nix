@@ -42,6 +42,8 @@ let
     "podman"
     "runc"
     "coreutils"
+    "keepalived"
+    "util-linux"
     "nixfmt-rfc-style"
   ] (n: stub n { });
 in
