@@ -800,7 +800,7 @@ fn nix_flake_parses_evaluates_against_the_stub_and_the_module_matches_the_unit()
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("keepalived.conf");
     let bin = assert_cmd::cargo::cargo_bin("bridgectl");
-    let status = std::process::Command::new("/bin/sh")
+    let status = Command::new("/bin/sh")
         .arg("-c")
         .arg(build)
         .env("PATH", bin.parent().unwrap())
