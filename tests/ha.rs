@@ -78,6 +78,49 @@ http:
           - url: "http://scadabridge-central-b:5000"
 "#;
 
+/// HAProxy under the same keepalived settings, for the benchmark (bench/ha.sh): best practice for
+/// a planned stop is SIGUSR1 with `grace`, during which `monitor fail if { stopping }` makes the
+/// check fail while the listeners still accept, as `requestAcceptGraceTimeout` does for us.
+const HAPROXY_CFG: &str = r#"
+global
+  grace 5s
+defaults
+  mode http
+  timeout connect 2s
+  timeout client 30s
+  timeout server 30s
+frontend web
+  bind :80
+  default_backend central
+frontend ping
+  bind :8080
+  monitor-uri /ping
+  monitor fail if { stopping }
+backend central
+  option httpchk GET /health/active
+  http-check expect status 200
+  default-server inter 500ms fall 1 rise 1
+  server a 10.77.0.11:5000 check
+  server b 10.77.0.12:5000 check
+"#;
+
+/// What the two appliances run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proxy {
+    Bridge,
+    Haproxy,
+}
+
+impl Proxy {
+    /// The planned stop: SIGTERM for bridge-runtime, SIGUSR1 (soft stop) for HAProxy.
+    fn stop_signal(self) -> &'static str {
+        match self {
+            Proxy::Bridge => "-TERM",
+            Proxy::Haproxy => "-USR1",
+        }
+    }
+}
+
 /// One appliance: its namespace, its runtime and its keepalived.
 struct Appliance {
     host: Host,
@@ -88,6 +131,7 @@ struct Appliance {
 }
 
 struct Pair {
+    proxy: Proxy,
     // Dropped last: the processes and namespaces go when the test ends, however it ends.
     lab: Lab,
     dir: tempfile::TempDir,
@@ -113,6 +157,14 @@ fn runtime_bin() -> PathBuf {
 
 impl Pair {
     fn start(tag: &str) -> Option<Pair> {
+        Pair::start_with(tag, Proxy::Bridge)
+    }
+
+    fn start_with(tag: &str, proxy: Proxy) -> Option<Pair> {
+        if proxy == Proxy::Haproxy && !have("haproxy") {
+            eprintln!("skipped: haproxy is not installed");
+            return None;
+        }
         if !have("keepalived") {
             eprintln!("skipped: keepalived is not installed (apt install keepalived)");
             return None;
@@ -142,6 +194,7 @@ impl Pair {
         std::fs::create_dir(&conf).unwrap();
         std::fs::write(conf.join("traefik.yml"), TRAEFIK_YML).unwrap();
         std::fs::write(conf.join("dynamic.yml"), DYNAMIC_YML).unwrap();
+        std::fs::write(dir.path().join("haproxy.cfg"), HAPROXY_CFG).unwrap();
         let plan = dir.path().join("plan.json");
         let out = bridgectl()
             .arg("build")
@@ -163,6 +216,7 @@ impl Pair {
             runtime: None,
         };
         let mut pair = Pair {
+            proxy,
             a: appliance(a, "a"),
             b: appliance(b, "b"),
             lab,
@@ -192,6 +246,9 @@ impl Pair {
     }
 
     fn start_runtime(&mut self, side: Side) {
+        if self.proxy == Proxy::Haproxy {
+            return self.start_haproxy(side);
+        }
         let mut cmd = self.lab.exec(&self.side(side).host, runtime_bin());
         cmd.arg(&self.plan).args([
             "--resolve",
@@ -201,6 +258,40 @@ impl Pair {
         ]);
         let (child, _) = bridge_tests::spawn_serving(&mut cmd, &["web", "traefik"]);
         let pid = self.lab.adopt(child);
+        match side {
+            Side::A => self.a.runtime = Some(pid),
+            Side::B => self.b.runtime = Some(pid),
+        }
+    }
+
+    fn start_haproxy(&mut self, side: Side) {
+        let host = self.side(side).host.clone();
+        let child = self
+            .lab
+            .exec(&host, "haproxy")
+            .arg("-db")
+            .arg("-f")
+            .arg(self.dir.path().join("haproxy.cfg"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = self.lab.adopt(child);
+        let start = Instant::now();
+        while !self.lab.within(&host, || {
+            TcpStream::connect_timeout(
+                &"127.0.0.1:8080".parse().unwrap(),
+                Duration::from_millis(100),
+            )
+            .is_ok()
+        }) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "haproxy did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
         match side {
             Side::A => self.a.runtime = Some(pid),
             Side::B => self.b.runtime = Some(pid),
@@ -424,15 +515,12 @@ fn complete(got: &[u8]) -> bool {
     body.len() >= len
 }
 
-#[test]
-fn a_planned_stop_of_the_master_loses_no_request() {
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(pair) = Pair::start("s") else { return };
+/// SIGTERM (SIGUSR1 for HAProxy) of the master's proxy; returns the client's run and how long the
+/// address took to reach b.
+fn planned_stop(pair: &Pair) -> (Run, Duration) {
     let probe = pair.probe();
     std::thread::sleep(Duration::from_millis(1000));
-    signal(pair.a.runtime.unwrap(), "-TERM");
+    signal(pair.a.runtime.unwrap(), pair.proxy.stop_signal());
     let moved = pair.wait_for_vip(Side::B, Duration::from_secs(8));
     std::thread::sleep(Duration::from_millis(1500));
     let run = probe.finish();
@@ -441,6 +529,49 @@ fn a_planned_stop_of_the_master_loses_no_request() {
         "both hold the address\n{}",
         pair.logs()
     );
+    (run, moved)
+}
+
+/// kill -9 of the master's proxy.
+fn crash(pair: &Pair) -> (Run, Duration) {
+    let probe = pair.probe();
+    std::thread::sleep(Duration::from_millis(1000));
+    signal(pair.a.runtime.unwrap(), "-KILL");
+    let moved = pair.wait_for_vip(Side::B, Duration::from_secs(8));
+    std::thread::sleep(Duration::from_millis(1500));
+    (probe.finish(), moved)
+}
+
+/// The master host gone: its cable pulled, its keepalived and proxy killed.
+fn host_loss(pair: &Pair) -> (Run, Duration) {
+    let probe = pair.probe();
+    std::thread::sleep(Duration::from_millis(1000));
+    // The cable first, so nothing a dying process sends reaches the network.
+    pair.lab.unplug(&pair.a.host);
+    for pid_file in [
+        pair.a.keepalived_pid_file.clone(),
+        pair.dir.path().join("keepalived-a-vrrp.pid"),
+    ] {
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        signal(pid.trim().parse().unwrap(), "-KILL");
+    }
+    signal(pair.a.runtime.unwrap(), "-KILL");
+    let moved = pair.wait_for_vip(Side::B, Duration::from_secs(8));
+    std::thread::sleep(Duration::from_millis(1500));
+    (probe.finish(), moved)
+}
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[test]
+fn a_planned_stop_of_the_master_loses_no_request() {
+    let _one = lock();
+    let Some(pair) = Pair::start("s") else { return };
+    let (run, moved) = planned_stop(&pair);
     assert_eq!(run.failures(), Vec::<String>::new(), "{}", pair.logs());
     assert_eq!(
         run.answered_last(),
@@ -456,16 +587,9 @@ fn a_planned_stop_of_the_master_loses_no_request() {
 
 #[test]
 fn a_crashed_master_runtime_is_replaced_within_3_s() {
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = lock();
     let Some(pair) = Pair::start("k") else { return };
-    let probe = pair.probe();
-    std::thread::sleep(Duration::from_millis(1000));
-    signal(pair.a.runtime.unwrap(), "-KILL");
-    pair.wait_for_vip(Side::B, Duration::from_secs(8));
-    std::thread::sleep(Duration::from_millis(1500));
-    let run = probe.finish();
+    let (run, _) = crash(&pair);
     let outage = run.outage();
     assert!(
         outage <= Duration::from_secs(3),
@@ -482,25 +606,9 @@ fn a_crashed_master_runtime_is_replaced_within_3_s() {
 
 #[test]
 fn losing_the_master_host_moves_the_address_within_4_s() {
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = lock();
     let Some(pair) = Pair::start("h") else { return };
-    let probe = pair.probe();
-    std::thread::sleep(Duration::from_millis(1000));
-    // The cable first, so nothing a dying process sends reaches the network.
-    pair.lab.unplug(&pair.a.host);
-    for pid_file in [
-        pair.a.keepalived_pid_file.clone(),
-        pair.dir.path().join("keepalived-a-vrrp.pid"),
-    ] {
-        let pid = std::fs::read_to_string(&pid_file).unwrap();
-        signal(pid.trim().parse().unwrap(), "-KILL");
-    }
-    signal(pair.a.runtime.unwrap(), "-KILL");
-    pair.wait_for_vip(Side::B, Duration::from_secs(8));
-    std::thread::sleep(Duration::from_millis(1500));
-    let run = probe.finish();
+    let (run, _) = host_loss(&pair);
     let outage = run.outage();
     assert!(
         outage <= Duration::from_secs(4),
@@ -517,9 +625,7 @@ fn losing_the_master_host_moves_the_address_within_4_s() {
 
 #[test]
 fn a_scadabridge_failover_behind_the_pair_moves_traffic_not_the_address() {
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = lock();
     let Some(pair) = Pair::start("f") else { return };
     let probe = pair.probe();
     std::thread::sleep(Duration::from_millis(1000));
@@ -528,7 +634,6 @@ fn a_scadabridge_failover_behind_the_pair_moves_traffic_not_the_address() {
     std::thread::sleep(Duration::from_millis(300));
     pair.node_b.active.store(true, Ordering::SeqCst);
     let start = Instant::now();
-    let mut moved = false;
     while start.elapsed() < Duration::from_secs(6) {
         assert!(
             pair.holds_vip(Side::A) && !pair.holds_vip(Side::B),
@@ -536,12 +641,8 @@ fn a_scadabridge_failover_behind_the_pair_moves_traffic_not_the_address() {
             pair.logs()
         );
         std::thread::sleep(Duration::from_millis(100));
-        if start.elapsed() > Duration::from_secs(3) {
-            moved = true;
-        }
     }
     let run = probe.finish();
-    assert!(moved);
     assert_eq!(
         run.answered_last(),
         Some("b"),
@@ -553,8 +654,68 @@ fn a_scadabridge_failover_behind_the_pair_moves_traffic_not_the_address() {
         "the master's check failed on a backend failover:\n{a_log}"
     );
     eprintln!(
-        "ScadaBridge failover behind the pair: {} of {} requests failed (no node active for a moment)",
+        "ScadaBridge failover behind the pair: {} of {} requests failed",
         run.failures().len(),
         run.samples.len()
     );
+}
+
+/// bench/ha.sh: every scenario `BENCH_ROUNDS` times (default 5) for bridge-runtime and HAProxy
+/// under the same keepalived settings; a Markdown table of medians to `BENCH_OUT` (or stderr).
+#[test]
+#[ignore = "benchmark: run by bench/ha.sh"]
+fn bench_pair() {
+    let _one = lock();
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    type Scenario = fn(&Pair) -> (Run, Duration);
+    let scenarios: [(&str, Scenario); 3] = [
+        (
+            "planned stop (SIGTERM / HAProxy SIGUSR1 + grace)",
+            planned_stop,
+        ),
+        ("crash of the proxy (kill -9)", crash),
+        ("loss of the master host", host_loss),
+    ];
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let mut table = String::from(
+        "| scenario | proxy | rounds | failed requests (median, max) | longest gap between answers, ms (median, max) | address moved after, ms (median) |\n|---|---|---|---|---|---|\n",
+    );
+    for (name, scenario) in scenarios {
+        for proxy in [Proxy::Bridge, Proxy::Haproxy] {
+            let (mut failed, mut gaps, mut moved) = (Vec::new(), Vec::new(), Vec::new());
+            for round in 0..rounds {
+                let Some(pair) = Pair::start_with(&format!("x{round}"), proxy) else {
+                    break;
+                };
+                let (run, m) = scenario(&pair);
+                failed.push(run.failures().len() as f64);
+                gaps.push(run.outage().as_secs_f64() * 1000.0);
+                moved.push(m.as_secs_f64() * 1000.0);
+            }
+            if failed.is_empty() {
+                continue;
+            }
+            let max = |v: &[f64]| v.iter().copied().fold(f64::NAN, f64::max);
+            table.push_str(&format!(
+                "| {name} | {proxy:?} | {} | {:.0}, {:.0} | {:.0}, {:.0} | {:.0} |\n",
+                failed.len(),
+                median(failed.clone()),
+                max(&failed),
+                median(gaps.clone()),
+                max(&gaps),
+                median(moved)
+            ));
+            eprintln!("{name} {proxy:?}: failed {failed:?}, gaps {gaps:?}");
+        }
+    }
+    match std::env::var_os("BENCH_OUT") {
+        Some(path) => std::fs::write(path, &table).unwrap(),
+        None => eprintln!("{table}"),
+    }
 }
