@@ -769,6 +769,11 @@ fn nix_flake_parses_evaluates_against_the_stub_and_the_module_matches_the_unit()
     // step of packaging/ha/README.md, and a configuration the real `bridgectl keepalived` renders.
     assert_eq!(m["haUnpaired"], false, "no keepalived unless ha.enable");
     assert_eq!(m["pairedKeepsBridge"], true);
+    let paired = m["pairedRuntimeExec"].as_str().unwrap();
+    assert!(
+        paired.ends_with("'--peer' 'http://10.0.0.2:8080/ping'"),
+        "the runtime compares plans with its peer: {paired}"
+    );
     for o in [
         "enable",
         "interface",

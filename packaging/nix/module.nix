@@ -60,7 +60,15 @@ let
     + " --out $out"
   );
   pairs = flag: attrs: lib.concatLists (lib.mapAttrsToList (k: v: [ flag "${k}=${v}" ]) attrs);
-  args = pairs "--bind" cfg.binds ++ pairs "--resolve" cfg.resolve ++ cfg.extraArgs;
+  peerPing = if ha.peerPingUrl != null then ha.peerPingUrl else "http://${ha.peer}:8080/ping";
+  args =
+    pairs "--bind" cfg.binds
+    ++ pairs "--resolve" cfg.resolve
+    ++ lib.optionals ha.enable [
+      "--peer"
+      peerPing
+    ]
+    ++ cfg.extraArgs;
 in
 {
   options.services.bridge = {
@@ -150,6 +158,11 @@ in
         type = types.str;
         default = "http://127.0.0.1:8080/ping";
         description = "This appliance's /ping, asked every second by keepalived's track script.";
+      };
+      peerPingUrl = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "The peer's /ping (default http://<peer>:8080/ping): bridge-runtime --peer compares the plans the two serve.";
       };
       keepalivedPackage = mkOption {
         type = types.package;

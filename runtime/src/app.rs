@@ -27,6 +27,8 @@ pub struct ServeOptions {
     /// Listeners the caller bound already, by entry point (an embedder binding port 0 learns the
     /// address before serving); they win over `binds` and the plan's addresses.
     pub listeners: HashMap<String, std::net::TcpListener>,
+    /// The other appliance of a pair: its `/ping` URL (`--peer`), asked for the plan it serves.
+    pub peer: Option<String>,
 }
 
 /// `--bind` and `--resolve`, shared by `bridge-runtime` and `bridgectl run`.
@@ -38,6 +40,10 @@ pub struct ServeArgs {
     /// Pin a backend host name to an IP address, like curl's --resolve (repeatable): node-a=10.0.0.5.
     #[arg(long = "resolve", value_name = "HOST=IP", value_parser = parse_resolve)]
     pub resolves: Vec<(String, IpAddr)>,
+    /// The other appliance of a pair: its /ping URL (http://). Asked every 5 s which plan it
+    /// serves; a difference shows in /api/bridge/peer, the dashboard, the metrics and the log.
+    #[arg(long, value_name = "URL", value_parser = parse_peer)]
+    pub peer: Option<String>,
 }
 
 impl ServeArgs {
@@ -48,7 +54,18 @@ impl ServeArgs {
             resolve: self.resolves.iter().cloned().collect(),
             reload_from,
             listeners: HashMap::new(),
+            peer: self.peer.clone(),
         }
+    }
+}
+
+fn parse_peer(s: &str) -> Result<String, String> {
+    match url::Url::parse(s) {
+        Ok(u) if u.scheme() == "http" && u.host().is_some() => Ok(s.to_owned()),
+        Ok(_) => {
+            Err("expected the peer's http:// /ping URL, e.g. http://10.0.0.2:8080/ping".to_owned())
+        }
+        Err(e) => Err(format!("`{s}`: {e}")),
     }
 }
 
@@ -86,18 +103,25 @@ pub async fn serve_with(
         resolve,
         reload_from,
         mut listeners,
+        peer,
     } = options;
     let mut shutdown = std::pin::pin!(shutdown);
     crate::observe::logging::init(&plan.log);
     crate::tls::install_provider();
     let plan = Arc::new(plan);
-    let runtime = Arc::new(Runtime::new(plan.clone(), resolve.clone())?);
+    let mut first = Runtime::new(plan.clone(), resolve.clone())?;
+    first.peer = peer.map(|url| Arc::new(crate::peer::Peer::new(url)));
+    let runtime = Arc::new(first);
     crate::notify::check_activated(plan.entrypoints.keys().map(String::as_str))?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut checker = start_checks(&runtime);
     // No request reaches a server before it answered a probe; wait for the first round (bounded).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), checker.0.wait_ready()).await;
     let current = Arc::new(arc_swap::ArcSwap::new(runtime));
+    if let Some(peer) = current.load().peer.clone() {
+        let now = current.clone();
+        tokio::spawn(peer.watch(move || now.load().plan.hash.clone(), stop_rx.clone()));
+    }
     match crate::listener::raise_nofile() {
         Some(n) => tracing::info!(
             "file descriptor limit {n}, listen backlog {}",

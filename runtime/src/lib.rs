@@ -19,6 +19,7 @@ pub mod fuzzing;
 pub mod load;
 pub mod notify;
 pub mod operator;
+pub mod peer;
 pub mod self_probe;
 
 mod acme;

@@ -101,6 +101,11 @@ pub struct Runtime {
     /// Set once shutdown began (SIGTERM): `/ping` answers `terminatingStatusCode` while the
     /// entry points still accept for their `requestAcceptGraceTimeout` (kept across reloads).
     pub(crate) terminating: Arc<std::sync::atomic::AtomicBool>,
+    /// The plan's hash as a field value, for `/ping` answers.
+    pub(crate) plan_hash_value: HeaderValue,
+    /// The other appliance of a pair (`--peer`), watched for the plan it serves (kept across
+    /// reloads).
+    pub(crate) peer: Option<Arc<crate::peer::Peer>>,
 }
 
 /// An entry point, by its position among the plan's entry points (stable across reloads, which
@@ -284,7 +289,12 @@ impl Runtime {
         }
         let tunnels = old.map_or_else(Default::default, |o| o.tunnels.clone());
         let terminating = old.map_or_else(Default::default, |o| o.terminating.clone());
+        let peer = old.and_then(|o| o.peer.clone());
+        let plan_hash_value = HeaderValue::from_str(&plan.hash)
+            .unwrap_or_else(|_| HeaderValue::from_static("unknown"));
         Ok(Self {
+            peer,
+            plan_hash_value,
             acme,
             tunnels,
             terminating,

@@ -50,11 +50,17 @@ pub enum HealthcheckError {
 }
 
 /// Requests `url` (http only) and returns its status when it is 2xx.
+pub fn probe(url: &str, timeout: Duration) -> Result<u16, HealthcheckError> {
+    probe_head(url, timeout).map(|(status, _)| status)
+}
+
+/// [`probe`], also returning the `Bridge-Plan-Hash` field of the answer (what a bridge-runtime's
+/// `/ping` says it serves; the pair's peer check compares it with its own).
 #[allow(
     clippy::disallowed_methods,
-    reason = "a blocking probe run outside any tokio runtime: std's clock is the only one"
+    reason = "a blocking probe run outside any tokio runtime (or on a blocking thread): std's clock is the only one"
 )]
-pub fn probe(url: &str, timeout: Duration) -> Result<u16, HealthcheckError> {
+pub fn probe_head(url: &str, timeout: Duration) -> Result<(u16, Option<String>), HealthcheckError> {
     let bad = |why: &str| HealthcheckError::Url(url.to_owned(), why.to_owned());
     let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
     if parsed.scheme() != "http" {
@@ -119,17 +125,29 @@ pub fn probe(url: &str, timeout: Duration) -> Result<u16, HealthcheckError> {
     )
     .map_err(io)?;
     let mut line = String::new();
-    // Only the status line matters; bound what is read.
-    BufReader::new(std::io::Read::take(stream, 8 * 1024))
-        .read_line(&mut line)
-        .map_err(io)?;
+    // The head only, bounded.
+    let mut reader = BufReader::new(std::io::Read::take(stream, 8 * 1024));
+    reader.read_line(&mut line).map_err(io)?;
     let mut words = line.split_whitespace();
     let status = match (words.next(), words.next().map(str::parse::<u16>)) {
         (Some(v), Some(Ok(code))) if v.starts_with("HTTP/") => code,
         _ => return Err(HealthcheckError::Protocol(addr, line.trim_end().to_owned())),
     };
+    let mut plan_hash = None;
+    let mut field = String::new();
+    loop {
+        field.clear();
+        if reader.read_line(&mut field).map_err(io)? == 0 || field.trim_end().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = field.split_once(':')
+            && name.eq_ignore_ascii_case(crate::admin::PLAN_HASH_FIELD)
+        {
+            plan_hash = Some(value.trim().to_owned());
+        }
+    }
     if (200..300).contains(&status) {
-        Ok(status)
+        Ok((status, plan_hash))
     } else {
         Err(HealthcheckError::Unhealthy {
             url: url.to_owned(),

@@ -18,5 +18,6 @@ mod middlewares;
 mod mirroring;
 mod observability;
 mod operator;
+mod pair;
 mod transports;
 mod tunnels;

@@ -57,6 +57,7 @@ in
   haOptions = builtins.attrNames declared.ha;
   haUnpaired = enabled.config.systemd.services ? bridge-keepalived;
   haExec = haService.serviceConfig.ExecStart;
+  pairedRuntimeExec = paired.config.systemd.services.bridge.serviceConfig.ExecStart;
   haConfBuild = (builtins.head haService.restartTriggers).stubArgs.buildCommand;
   haSysctl = paired.config.boot.kernel.sysctl;
   haLo = paired.config.networking.interfaces.lo.ipv4.addresses;

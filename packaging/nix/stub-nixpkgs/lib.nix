@@ -41,5 +41,6 @@ rec {
     int = "int";
     attrsOf = t: "attrsOf ${t}";
     listOf = t: "listOf ${t}";
+    nullOr = t: "nullOr ${t}";
   };
 }

@@ -27,7 +27,11 @@ impl Runtime {
         // Traefik's ping router (`PathPrefix(`/ping`)`, on `ping.entryPoint` unless
         // `manualRouting`); `api.insecure` alone serves no ping.
         if entry.ping_here && path.starts_with("/ping") {
-            return Some(ping(self.plan.ping.as_ref(), self.is_terminating()));
+            return Some(ping(
+                self.plan.ping.as_ref(),
+                self.is_terminating(),
+                &self.plan_hash_value,
+            ));
         }
         if entry.api_here {
             return self.api(req.method(), req.uri());
@@ -38,6 +42,9 @@ impl Runtime {
     /// The Traefik-compatible API and the dashboard, if `uri` is one of their paths.
     pub(crate) fn api(&self, method: &Method, uri: &Uri) -> Option<Response<Body>> {
         if let Some(r) = self.certificates(method, uri.path()) {
+            return Some(r);
+        }
+        if let Some(r) = self.peer_status(method, uri.path()) {
             return Some(r);
         }
         if let Some(r) = self.server_admin(method, uri) {
@@ -108,6 +115,42 @@ impl Runtime {
             .collect();
         let body = serde_json::to_vec(&list).unwrap_or_default();
         let mut resp = Response::new(full(body));
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        Some(resp)
+    }
+
+    /// `GET {base}/api/bridge/peer` (bridgectl's extension): the other appliance of the pair
+    /// (`--peer`) and whether it serves this plan; `{"configured": false}` without one.
+    fn peer_status(&self, method: &Method, path: &str) -> Option<Response<Body>> {
+        let base = self
+            .plan
+            .api
+            .as_ref()
+            .map_or("", |a| a.base_path.trim_end_matches('/'));
+        if path.strip_prefix(base)? != "/api/bridge/peer"
+            || (method != Method::GET && method != Method::HEAD)
+        {
+            return None;
+        }
+        let value = match &self.peer {
+            None => serde_json::json!({"configured": false}),
+            Some(p) => {
+                let seen = p.seen();
+                serde_json::json!({
+                    "configured": true,
+                    "url": p.url,
+                    "planHash": self.plan.hash,
+                    "peerPlanHash": seen.plan_hash,
+                    "state": p.verdict(&self.plan.hash).as_str(),
+                    "checkedAt": seen.checked,
+                    "error": seen.error,
+                })
+            }
+        };
+        let mut resp = Response::new(full(serde_json::to_vec(&value).unwrap_or_default()));
         resp.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
@@ -234,12 +277,24 @@ impl Runtime {
     }
 }
 
+/// The field of `/ping` answers naming the plan this process serves (bridgectl's extension), so
+/// the appliances of a pair can compare plans without credentials for the API.
+pub(crate) const PLAN_HASH_FIELD: &str = "bridge-plan-hash";
+
 /// `ping@internal`'s answer.
-pub(crate) fn ping(cfg: Option<&bridge_plan::Ping>, terminating: bool) -> Response<Body> {
-    if terminating {
+pub(crate) fn ping(
+    cfg: Option<&bridge_plan::Ping>,
+    terminating: bool,
+    plan_hash: &HeaderValue,
+) -> Response<Body> {
+    let mut resp = if terminating {
         let code = cfg.map_or(503, |p| p.terminating_status_code);
         let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-        return crate::body::text_owned(status, status.canonical_reason().unwrap_or("").to_owned());
-    }
-    text(StatusCode::OK, "OK")
+        crate::body::text_owned(status, status.canonical_reason().unwrap_or("").to_owned())
+    } else {
+        text(StatusCode::OK, "OK")
+    };
+    resp.headers_mut()
+        .insert(PLAN_HASH_FIELD, plan_hash.clone());
+    resp
 }

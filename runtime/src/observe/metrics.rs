@@ -281,6 +281,11 @@ impl Metrics {
             crate::proxy::tunnel::OPEN.clone(),
         );
         registry.register(
+            "bridge_peer_plan",
+            "The other appliance of the pair (--peer) and this one: 1 for the current state (same, different, unreachable).",
+            crate::peer::PLAN.clone(),
+        );
+        registry.register(
             "bridge_acme_orders",
             "ACME orders by resolver and outcome (obtained, renewed, unreachable, refused).",
             crate::acme::ORDERS.clone(),

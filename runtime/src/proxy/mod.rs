@@ -225,7 +225,11 @@ impl Runtime {
         });
         match &router.service {
             Dispatch::Ping => {
-                return crate::admin::ping(self.plan.ping.as_ref(), self.is_terminating());
+                return crate::admin::ping(
+                    self.plan.ping.as_ref(),
+                    self.is_terminating(),
+                    &self.plan_hash_value,
+                );
             }
             Dispatch::Prometheus => return self.metrics_response(req.headers()),
             _ => {}

@@ -1,0 +1,202 @@
+//! The other appliance of a pair (`--peer URL`, its `/ping`): asked every few seconds which plan it
+//! serves (the `Bridge-Plan-Hash` field of its `/ping` answer), so that two appliances serving
+//! different plans — one reload missed, a build not rolled out — show in the API
+//! (`/api/bridge/peer`), on the dashboard, in the metrics and in the log, before a switchover makes
+//! the difference matter. Watching is advisory: it never changes what this process serves or what
+//! its own `/ping` answers (keepalived must not move the address because of it).
+
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+
+/// `bridge_peer_plan{state}`: 1 for the current comparison with the peer (absent without `--peer`).
+pub(crate) static PLAN: LazyLock<Family<PeerLabels, Gauge>> = LazyLock::new(Family::default);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(crate) struct PeerLabels {
+    state: &'static str,
+}
+
+/// How often the peer is asked, and how long an answer may take.
+const EVERY: Duration = Duration::from_secs(5);
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What the last look at the peer found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Seen {
+    /// RFC 3339 time of the last attempt; `None` before the first.
+    pub(crate) checked: Option<String>,
+    /// The peer's plan hash, when it answered with one.
+    pub(crate) plan_hash: Option<String>,
+    /// Why the last attempt got no hash.
+    pub(crate) error: Option<String>,
+}
+
+/// How this process's plan compares with the peer's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Not asked yet.
+    Unknown,
+    /// The peer serves this plan.
+    Same,
+    /// The peer serves another plan.
+    Different,
+    /// The peer did not answer, or not with a hash.
+    Unreachable,
+}
+
+impl Verdict {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Unknown => "unknown",
+            Self::Same => "same",
+            Self::Different => "different",
+            Self::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// The peer and what was last seen of it.
+#[derive(Debug)]
+pub struct Peer {
+    pub(crate) url: String,
+    seen: Mutex<Seen>,
+}
+
+impl Peer {
+    /// A peer whose `/ping` is at `url` (http://).
+    pub fn new(url: String) -> Self {
+        Self {
+            url,
+            seen: Mutex::new(Seen::default()),
+        }
+    }
+
+    pub(crate) fn seen(&self) -> Seen {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub(crate) fn verdict(&self, own_hash: &str) -> Verdict {
+        verdict(&self.seen(), own_hash)
+    }
+
+    /// Records one attempt; returns the verdict when it changed (to be logged once).
+    fn record(&self, seen: Seen, own_hash: &str) -> Option<Verdict> {
+        let Ok(mut guard) = self.seen.lock() else {
+            return None;
+        };
+        let before = verdict(&guard, own_hash);
+        *guard = seen;
+        let after = verdict(&guard, own_hash);
+        (before != after).then_some(after)
+    }
+
+    /// Asks the peer every [`EVERY`] until `stop` turns true; `own` gives the hash this process
+    /// serves now (it changes on reload).
+    pub(crate) async fn watch(
+        self: Arc<Self>,
+        own: impl Fn() -> String,
+        mut stop: tokio::sync::watch::Receiver<bool>,
+    ) {
+        loop {
+            let url = self.url.clone();
+            let answer =
+                tokio::task::spawn_blocking(move || crate::self_probe::probe_head(&url, TIMEOUT))
+                    .await;
+            let checked = Some(crate::observe::rfc3339_now());
+            let seen = match answer {
+                Ok(Ok((_, Some(hash)))) => Seen {
+                    checked,
+                    plan_hash: Some(hash),
+                    error: None,
+                },
+                Ok(Ok((status, None))) => Seen {
+                    checked,
+                    plan_hash: None,
+                    error: Some(format!(
+                        "answered {status} without a plan hash (not a bridge-runtime?)"
+                    )),
+                },
+                Ok(Err(e)) => Seen {
+                    checked,
+                    plan_hash: None,
+                    error: Some(e.to_string()),
+                },
+                Err(e) => Seen {
+                    checked,
+                    plan_hash: None,
+                    error: Some(e.to_string()),
+                },
+            };
+            let own_hash = own();
+            let peer_hash = seen.plan_hash.clone();
+            let error = seen.error.clone();
+            if let Some(v) = self.record(seen, &own_hash) {
+                match v {
+                    Verdict::Same => tracing::info!("peer {}: serves the same plan", self.url),
+                    Verdict::Different => tracing::warn!(
+                        "peer {}: serves plan {}, this appliance {own_hash}: the pair differs",
+                        self.url,
+                        peer_hash.as_deref().unwrap_or("?")
+                    ),
+                    Verdict::Unreachable => tracing::warn!(
+                        "peer {}: {}",
+                        self.url,
+                        error.as_deref().unwrap_or("no answer")
+                    ),
+                    Verdict::Unknown => {}
+                }
+            }
+            let now = self.verdict(&own_hash);
+            for v in [Verdict::Same, Verdict::Different, Verdict::Unreachable] {
+                PLAN.get_or_create(&PeerLabels { state: v.as_str() })
+                    .set(i64::from(v == now));
+            }
+            tokio::select! {
+                () = tokio::time::sleep(EVERY) => {}
+                _ = stop.changed() => return,
+            }
+        }
+    }
+}
+
+fn verdict(seen: &Seen, own_hash: &str) -> Verdict {
+    match (&seen.checked, &seen.plan_hash) {
+        (None, _) => Verdict::Unknown,
+        (Some(_), Some(h)) if h == own_hash => Verdict::Same,
+        (Some(_), Some(_)) => Verdict::Different,
+        (Some(_), None) => Verdict::Unreachable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_and_their_changes() {
+        let p = Peer::new("http://10.0.0.2:8080/ping".into());
+        assert_eq!(p.verdict("sha256:a"), Verdict::Unknown);
+        let seen = |hash: Option<&str>| Seen {
+            checked: Some("t".into()),
+            plan_hash: hash.map(str::to_owned),
+            error: hash.is_none().then(|| "refused".to_owned()),
+        };
+        assert_eq!(
+            p.record(seen(Some("sha256:a")), "sha256:a"),
+            Some(Verdict::Same)
+        );
+        assert_eq!(
+            p.record(seen(Some("sha256:a")), "sha256:a"),
+            None,
+            "logged once"
+        );
+        // This appliance reloaded a new plan, the peer did not.
+        assert_eq!(p.verdict("sha256:b"), Verdict::Different);
+        assert_eq!(p.record(seen(None), "sha256:b"), Some(Verdict::Unreachable));
+        assert_eq!(p.seen().error.as_deref(), Some("refused"));
+    }
+}
