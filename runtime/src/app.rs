@@ -119,6 +119,16 @@ pub async fn serve_with(
     let _ = tokio::time::timeout(std::time::Duration::from_secs(30), checker.0.wait_ready()).await;
     let current = Arc::new(arc_swap::ArcSwap::new(runtime));
     if let Some(peer) = current.load().peer.clone() {
+        // HTTP-01 requests for the peer's orders are relayed to it; TLS-ALPN-01 cannot be (the
+        // CA's handshake reaches only the address holder), so a pair needs HTTP-01.
+        for (name, r) in &plan.certificate_resolvers {
+            if r.http_challenge.is_none() && r.tls_challenge.is_some() {
+                tracing::warn!(
+                    "certificate resolver {name}: TLS-ALPN-01 only; with --peer the appliance \
+                     not holding the virtual address cannot complete its orders (use httpChallenge)"
+                );
+            }
+        }
         let now = current.clone();
         tokio::spawn(peer.watch(move || now.load().plan.hash.clone(), stop_rx.clone()));
     }

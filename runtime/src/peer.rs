@@ -63,16 +63,54 @@ impl Verdict {
 #[derive(Debug)]
 pub struct Peer {
     pub(crate) url: String,
+    /// The URL's host as written there (`10.0.0.2`, `[fd00::2]`, a name): where challenges are relayed.
+    host: Option<String>,
     seen: Mutex<Seen>,
 }
+
+/// Marks an ACME HTTP-01 request relayed by the peer: answered from what this process holds, never
+/// relayed back (two appliances without the token would otherwise ask each other in a loop).
+pub(crate) const RELAYED_FIELD: &str = "bridge-acme-relayed";
 
 impl Peer {
     /// A peer whose `/ping` is at `url` (http://).
     pub fn new(url: String) -> Self {
+        let host = url::Url::parse(&url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned));
         Self {
             url,
+            host,
             seen: Mutex::new(Seen::default()),
         }
+    }
+
+    /// The peer's answer to an ACME HTTP-01 request this process has no token for: the CA's
+    /// validation reaches only the appliance holding the virtual address, while the order may be
+    /// the other one's. Asked on the same entry-point port (the pair serves one plan), with the
+    /// request's `Host`; `None` unless the peer answers 200 within the timeout.
+    pub(crate) async fn relay_challenge(
+        &self,
+        port: u16,
+        path: &str,
+        host: &str,
+    ) -> Option<String> {
+        let base = self.host.as_ref()?;
+        let url = format!("http://{base}:{port}{path}");
+        let host = host.to_owned();
+        let answer = tokio::task::spawn_blocking(move || {
+            crate::self_probe::get(
+                &url,
+                Some(&host),
+                "Bridge-Acme-Relayed: 1\r\n",
+                TIMEOUT,
+                4096,
+            )
+        })
+        .await
+        .ok()?
+        .ok()?;
+        String::from_utf8(answer.2).ok()
     }
 
     pub(crate) fn seen(&self) -> Seen {

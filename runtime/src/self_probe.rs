@@ -61,6 +61,24 @@ pub fn probe(url: &str, timeout: Duration) -> Result<u16, HealthcheckError> {
     reason = "a blocking probe run outside any tokio runtime (or on a blocking thread): std's clock is the only one"
 )]
 pub fn probe_head(url: &str, timeout: Duration) -> Result<(u16, Option<String>), HealthcheckError> {
+    let (status, plan_hash, _) = get(url, None, "", timeout, 0)?;
+    Ok((status, plan_hash))
+}
+
+/// One GET of `url` (http only) with `Host: host` (default: the URL's) and the `extra` field lines
+/// (each ending in CRLF); returns the 2xx status, the `Bridge-Plan-Hash` field and up to
+/// `body_limit` bytes of the body.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a blocking probe run outside any tokio runtime (or on a blocking thread): std's clock is the only one"
+)]
+pub(crate) fn get(
+    url: &str,
+    host: Option<&str>,
+    extra: &str,
+    timeout: Duration,
+    body_limit: usize,
+) -> Result<(u16, Option<String>, Vec<u8>), HealthcheckError> {
     let bad = |why: &str| HealthcheckError::Url(url.to_owned(), why.to_owned());
     let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
     if parsed.scheme() != "http" {
@@ -115,18 +133,22 @@ pub fn probe_head(url: &str, timeout: Duration) -> Result<(u16, Option<String>),
         target.push('?');
         target.push_str(q);
     }
-    let host_header = match parsed.port() {
-        Some(p) => format!("{host_header}:{p}"),
-        None => host_header,
+    let host_header = match (host, parsed.port()) {
+        (Some(h), _) => h.to_owned(),
+        (None, Some(p)) => format!("{host_header}:{p}"),
+        (None, None) => host_header,
     };
     write!(
         stream,
-        "GET {target} HTTP/1.1\r\nHost: {host_header}\r\nUser-Agent: bridge-runtime-healthcheck\r\nConnection: close\r\n\r\n"
+        "GET {target} HTTP/1.1\r\nHost: {host_header}\r\nUser-Agent: bridge-runtime-healthcheck\r\n{extra}Connection: close\r\n\r\n"
     )
     .map_err(io)?;
     let mut line = String::new();
     // The head only, bounded.
-    let mut reader = BufReader::new(std::io::Read::take(stream, 8 * 1024));
+    let mut reader = BufReader::new(std::io::Read::take(
+        stream,
+        8 * 1024 + u64::try_from(body_limit).unwrap_or(0),
+    ));
     reader.read_line(&mut line).map_err(io)?;
     let mut words = line.split_whitespace();
     let status = match (words.next(), words.next().map(str::parse::<u16>)) {
@@ -146,8 +168,17 @@ pub fn probe_head(url: &str, timeout: Duration) -> Result<(u16, Option<String>),
             plan_hash = Some(value.trim().to_owned());
         }
     }
+    let mut body = Vec::new();
+    if body_limit > 0 {
+        // Connection: close — the body ends with the connection (or at the limit).
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(reader, u64::try_from(body_limit).unwrap_or(0)),
+            &mut body,
+        )
+        .map_err(io)?;
+    }
     if (200..300).contains(&status) {
-        Ok((status, plan_hash))
+        Ok((status, plan_hash, body))
     } else {
         Err(HealthcheckError::Unhealthy {
             url: url.to_owned(),

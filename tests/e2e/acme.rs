@@ -630,3 +630,119 @@ fn the_prod_profile_with_cert_resolver_builds_and_serves_https_from_acme() {
     let (status, _) = crate::harness::get(addrs[0], "/");
     assert_eq!(status, 301);
 }
+
+/// POSTs `body` to pebble-challtestsrv's management API at `path`.
+fn challtestsrv_post(pebble: &Pebble, path: &str, body: &str) {
+    let url = pebble.challtestsrv_url();
+    let addr: SocketAddr = url.trim_start_matches("http://").parse().unwrap();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    assert!(out.starts_with("HTTP/1.1 200"), "{path}: {out}");
+}
+
+/// A pair (two appliances, one plan, each its own acme.json): the name points at appliance a only,
+/// as the virtual address does, yet b obtains its certificate too — a relays the CA's HTTP-01
+/// request for b's token to its peer.
+#[test]
+fn in_a_pair_the_address_holder_relays_the_peers_http01_challenge() {
+    let (web, websecure) = two_free_ports();
+    let api = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: None,
+    }) else {
+        return;
+    };
+    let host = "pair.acme.test";
+    challtestsrv_post(
+        &pebble,
+        "/add-a",
+        &format!(r#"{{"host":"{host}.","addresses":["127.0.0.2"]}}"#),
+    );
+    let be = backend("a").start();
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        "      httpChallenge:\n        entryPoint: web\n",
+        host,
+        &be,
+    );
+    // The storage is relative: each appliance runs in its own state directory.
+    let path = site.dir.path().join("traefik.yml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        &format!("storage: {}", site.storage().display()),
+        "storage: acme.json",
+    ) + "api:\n  insecure: true\nping: {}\n";
+    std::fs::write(&path, text).unwrap();
+    let plan = site.plan();
+    let appliance = |me: &str, peer: &str| {
+        let state = tempfile::tempdir().unwrap();
+        let (child, _) = spawn_serving(
+            bridge_runtime(&plan)
+                .current_dir(state.path())
+                .args(["--bind", &format!("web={me}:{web}")])
+                .args(["--bind", &format!("websecure={me}:{websecure}")])
+                .args(["--bind", &format!("traefik={me}:{api}")])
+                .args(["--peer", &format!("http://{peer}:{api}/ping")]),
+            &["web", "websecure", "traefik"],
+        );
+        (KillOnDrop(child), state)
+    };
+    let (_a, a_state) = appliance("127.0.0.2", "127.0.0.3");
+    let (_b, b_state) = appliance("127.0.0.3", "127.0.0.2");
+    let cfg = verifying(&pebble.issuer_roots_pem());
+    for (me, state) in [("127.0.0.2", &a_state), ("127.0.0.3", &b_state)] {
+        let addr: SocketAddr = format!("{me}:{websecure}").parse().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut last: String;
+        loop {
+            match https_get(addr, host, cfg.clone()) {
+                Ok((_, status, body)) => {
+                    assert_eq!(status, 200, "{body}");
+                    break;
+                }
+                Err(e) => last = e,
+            }
+            assert!(
+                Instant::now() < deadline,
+                "appliance {me} got no certificate (last: {last})\npebble log:\n{}",
+                pebble.logs()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let file = stored(&state.path().join("acme.json"));
+        assert_eq!(
+            file["le"]["Certificates"][0]["domain"]["main"], host,
+            "{me}"
+        );
+    }
+    // A token neither holds: one relay hop, then 404 (the peer never relays a relayed request back).
+    let started = Instant::now();
+    let answer = crate::harness::request_raw(
+        format!("127.0.0.2:{web}").parse().unwrap(),
+        "GET",
+        "/.well-known/acme-challenge/nobody-has-this",
+        "",
+    );
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}

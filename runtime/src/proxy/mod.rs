@@ -203,10 +203,24 @@ impl Runtime {
                 .starts_with(crate::acme::challenge::HTTP_PREFIX)
         {
             let bare = host.map_or("", |h| crate::routing::strip_port(h));
-            return match challenges.http_answer(req.uri().path(), bare) {
-                Some(key_auth) => crate::body::text_owned(StatusCode::OK, key_auth),
-                None => not_found(),
-            };
+            if let Some(key_auth) = challenges.http_answer(req.uri().path(), bare) {
+                return crate::body::text_owned(StatusCode::OK, key_auth);
+            }
+            // A pair: the order may be the other appliance's (the CA reaches only the one
+            // holding the virtual address).
+            if let Some(peer) = &self.peer
+                && !req.headers().contains_key(crate::peer::RELAYED_FIELD)
+                && let Some(key_auth) = peer
+                    .relay_challenge(entry.port, req.uri().path(), host.unwrap_or(bare))
+                    .await
+            {
+                tracing::info!(
+                    "ACME HTTP-01 for {bare}: answered with the peer's token ({})",
+                    peer.url
+                );
+                return crate::body::text_owned(StatusCode::OK, key_auth);
+            }
+            return not_found();
         }
         if let Some(redirect) = &entry.redirect {
             let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
