@@ -250,11 +250,17 @@ impl Pair {
             return self.start_haproxy(side);
         }
         let mut cmd = self.lab.exec(&self.side(side).host, runtime_bin());
+        let peer = match side {
+            Side::A => "http://10.77.0.2:8080/ping",
+            Side::B => "http://10.77.0.1:8080/ping",
+        };
         cmd.arg(&self.plan).args([
             "--resolve",
             "scadabridge-central-a=10.77.0.11",
             "--resolve",
             "scadabridge-central-b=10.77.0.12",
+            "--peer",
+            peer,
         ]);
         let (child, _) = bridge_tests::spawn_serving(&mut cmd, &["web", "traefik"]);
         let pid = self.lab.adopt(child);
@@ -648,6 +654,20 @@ fn a_scadabridge_failover_behind_the_pair_moves_traffic_not_the_address() {
         Some("b"),
         "traffic follows the active node"
     );
+    // Each appliance sees the other serve the same plan (--peer).
+    for api in ["10.77.0.1:8080", "10.77.0.2:8080"] {
+        let addr: SocketAddr = api.parse().unwrap();
+        let body = pair.lab.within(&pair.client, move || {
+            let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+            s.write_all(b"GET /api/bridge/peer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+            out
+        });
+        assert!(body.contains(r#""state":"same""#), "{api}: {body}");
+    }
     let a_log = std::fs::read_to_string(&pair.a.log).unwrap();
     assert!(
         !a_log.contains("FAULT"),
