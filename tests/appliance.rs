@@ -442,19 +442,25 @@ fn yaml_str(kind: Option<&bridgectl::yaml::NodeKind>) -> Option<&str> {
     }
 }
 
-/// The example compose file keeps the seed's ports, network and node names, runs the appliance
-/// hardened, and maps exactly the entry points of the plan built from the same directory.
-#[test]
-fn the_example_compose_file_replaces_traefik_with_the_appliance() {
-    let path = repo_root().join("examples/scadabridge/docker-compose.yml");
+/// `examples/scadabridge/<file>`: its text, its YAML and the names of its services in order.
+fn compose_file(file: &str) -> (String, bridgectl::yaml::Node, Vec<String>) {
+    let path = repo_root().join("examples/scadabridge").join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     let doc = bridgectl::yaml::parse(bridgectl::source::FileId(0), &text)
         .unwrap_or_else(|d| panic!("{}: {d:?}", path.display()))
         .unwrap();
     let Some(bridgectl::yaml::NodeKind::Map(services)) = yaml_at(&doc, &["services"]) else {
-        panic!("no services")
+        panic!("{file}: no services")
     };
-    let names: Vec<&str> = services.iter().map(|(k, _)| k.text.as_str()).collect();
+    let names = services.iter().map(|(k, _)| k.text.clone()).collect();
+    (text, doc, names)
+}
+
+/// The example compose file keeps the seed's ports, network and node names, runs the appliance
+/// hardened, and maps exactly the entry points of the plan built from the same directory.
+#[test]
+fn the_example_compose_file_replaces_traefik_with_the_appliance() {
+    let (text, doc, names) = compose_file("docker-compose.yml");
     assert_eq!(
         names,
         [
@@ -827,15 +833,7 @@ fn nix_flake_parses_evaluates_against_the_stub_and_the_module_matches_the_unit()
 /// only the capabilities VRRP needs, running the configuration `bridgectl keepalived` writes.
 #[test]
 fn the_pair_compose_file_runs_the_appliance_beside_keepalived() {
-    let path = repo_root().join("examples/scadabridge/docker-compose.pair.yml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let doc = bridgectl::yaml::parse(bridgectl::source::FileId(0), &text)
-        .unwrap_or_else(|d| panic!("{}: {d:?}", path.display()))
-        .unwrap();
-    let Some(bridgectl::yaml::NodeKind::Map(services)) = yaml_at(&doc, &["services"]) else {
-        panic!("no services")
-    };
-    let names: Vec<&str> = services.iter().map(|(k, _)| k.text.as_str()).collect();
+    let (text, doc, names) = compose_file("docker-compose.pair.yml");
     assert_eq!(names, ["bridge", "keepalived"]);
     for s in ["bridge", "keepalived"] {
         assert_eq!(

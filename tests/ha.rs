@@ -22,7 +22,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use bridge_tests::backends::{Backend, backend};
 use bridge_tests::netns::{Host, Lab};
-use bridge_tests::process::{bridgectl, signal};
+use bridge_tests::process::{bridgectl, find_binary, signal};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -143,14 +143,6 @@ struct Pair {
     node_b: Backend,
 }
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 fn runtime_bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("bridge-runtime")
 }
@@ -161,11 +153,11 @@ impl Pair {
     }
 
     fn start_with(tag: &str, proxy: Proxy) -> Option<Pair> {
-        if proxy == Proxy::Haproxy && !have("haproxy") {
+        if proxy == Proxy::Haproxy && find_binary("haproxy").is_none() {
             eprintln!("skipped: haproxy is not installed");
             return None;
         }
-        if !have("keepalived") {
+        if find_binary("keepalived").is_none() {
             eprintln!("skipped: keepalived is not installed (apt install keepalived)");
             return None;
         }
@@ -195,19 +187,7 @@ impl Pair {
         std::fs::write(conf.join("traefik.yml"), TRAEFIK_YML).unwrap();
         std::fs::write(conf.join("dynamic.yml"), DYNAMIC_YML).unwrap();
         std::fs::write(dir.path().join("haproxy.cfg"), HAPROXY_CFG).unwrap();
-        let plan = dir.path().join("plan.json");
-        let out = bridgectl()
-            .arg("build")
-            .arg(&conf)
-            .args(["--profile", "dev", "--out"])
-            .arg(&plan)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let plan = bridge_tests::build_plan(&conf, "dev", "plan.json", &[]);
         let appliance = |host: Host, name: &'static str| Appliance {
             keepalived_pid_file: dir.path().join(format!("keepalived-{name}.pid")),
             log: dir.path().join(format!("keepalived-{name}.log")),

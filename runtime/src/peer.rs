@@ -102,7 +102,7 @@ impl Peer {
             crate::self_probe::get(
                 &url,
                 Some(&host),
-                "Bridge-Acme-Relayed: 1\r\n",
+                &format!("{RELAYED_FIELD}: 1\r\n"),
                 TIMEOUT,
                 4096,
             )
@@ -110,15 +110,16 @@ impl Peer {
         .await
         .ok()?
         .ok()?;
-        String::from_utf8(answer.2).ok()
+        String::from_utf8(answer.body).ok()
     }
 
     pub(crate) fn seen(&self) -> Seen {
         self.seen.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    pub(crate) fn verdict(&self, own_hash: &str) -> Verdict {
-        verdict(&self.seen(), own_hash)
+    #[cfg(test)]
+    fn verdict(&self, own_hash: &str) -> Verdict {
+        self.seen().verdict(own_hash)
     }
 
     /// Records one attempt; returns the verdict when it changed (to be logged once).
@@ -126,9 +127,9 @@ impl Peer {
         let Ok(mut guard) = self.seen.lock() else {
             return None;
         };
-        let before = verdict(&guard, own_hash);
+        let before = guard.verdict(own_hash);
+        let after = seen.verdict(own_hash);
         *guard = seen;
-        let after = verdict(&guard, own_hash);
         (before != after).then_some(after)
     }
 
@@ -144,51 +145,36 @@ impl Peer {
             let answer =
                 tokio::task::spawn_blocking(move || crate::self_probe::probe_head(&url, TIMEOUT))
                     .await;
-            let checked = Some(crate::observe::rfc3339_now());
-            let seen = match answer {
-                Ok(Ok((_, Some(hash)))) => Seen {
-                    checked,
-                    plan_hash: Some(hash),
-                    error: None,
-                },
-                Ok(Ok((status, None))) => Seen {
-                    checked,
-                    plan_hash: None,
-                    error: Some(format!(
-                        "answered {status} without a plan hash (not a bridge-runtime?)"
-                    )),
-                },
-                Ok(Err(e)) => Seen {
-                    checked,
-                    plan_hash: None,
-                    error: Some(e.to_string()),
-                },
-                Err(e) => Seen {
-                    checked,
-                    plan_hash: None,
-                    error: Some(e.to_string()),
-                },
+            let found = match answer {
+                Ok(Ok((_, Some(hash)))) => Ok(hash),
+                Ok(Ok((status, None))) => Err(format!(
+                    "answered {status} without a plan hash (not a bridge-runtime?)"
+                )),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            let seen = Seen {
+                checked: Some(crate::observe::rfc3339_now()),
+                plan_hash: found.as_ref().ok().cloned(),
+                error: found.as_ref().err().cloned(),
             };
             let own_hash = own();
-            let peer_hash = seen.plan_hash.clone();
-            let error = seen.error.clone();
+            let now = seen.verdict(&own_hash);
             if let Some(v) = self.record(seen, &own_hash) {
-                match v {
-                    Verdict::Same => tracing::info!("peer {}: serves the same plan", self.url),
-                    Verdict::Different => tracing::warn!(
-                        "peer {}: serves plan {}, this appliance {own_hash}: the pair differs",
-                        self.url,
-                        peer_hash.as_deref().unwrap_or("?")
+                match (v, &found) {
+                    (Verdict::Same, _) => {
+                        tracing::info!("peer {}: serves the same plan", self.url);
+                    }
+                    (Verdict::Different, Ok(peer_hash)) => tracing::warn!(
+                        "peer {}: serves plan {peer_hash}, this appliance {own_hash}: the pair differs",
+                        self.url
                     ),
-                    Verdict::Unreachable => tracing::warn!(
-                        "peer {}: {}",
-                        self.url,
-                        error.as_deref().unwrap_or("no answer")
-                    ),
-                    Verdict::Unknown => {}
+                    (Verdict::Unreachable, Err(error)) => {
+                        tracing::warn!("peer {}: {error}", self.url);
+                    }
+                    _ => {}
                 }
             }
-            let now = self.verdict(&own_hash);
             for v in [Verdict::Same, Verdict::Different, Verdict::Unreachable] {
                 PLAN.get_or_create(&PeerLabels { state: v.as_str() })
                     .set(i64::from(v == now));
@@ -201,12 +187,15 @@ impl Peer {
     }
 }
 
-fn verdict(seen: &Seen, own_hash: &str) -> Verdict {
-    match (&seen.checked, &seen.plan_hash) {
-        (None, _) => Verdict::Unknown,
-        (Some(_), Some(h)) if h == own_hash => Verdict::Same,
-        (Some(_), Some(_)) => Verdict::Different,
-        (Some(_), None) => Verdict::Unreachable,
+impl Seen {
+    /// How this process's plan (`own_hash`) compares with what was seen of the peer.
+    pub(crate) fn verdict(&self, own_hash: &str) -> Verdict {
+        match (&self.checked, &self.plan_hash) {
+            (None, _) => Verdict::Unknown,
+            (Some(_), Some(h)) if h == own_hash => Verdict::Same,
+            (Some(_), Some(_)) => Verdict::Different,
+            (Some(_), None) => Verdict::Unreachable,
+        }
     }
 }
 

@@ -61,13 +61,22 @@ pub fn probe(url: &str, timeout: Duration) -> Result<u16, HealthcheckError> {
     reason = "a blocking probe run outside any tokio runtime (or on a blocking thread): std's clock is the only one"
 )]
 pub fn probe_head(url: &str, timeout: Duration) -> Result<(u16, Option<String>), HealthcheckError> {
-    let (status, plan_hash, _) = get(url, None, "", timeout, 0)?;
-    Ok((status, plan_hash))
+    let answer = get(url, None, "", timeout, 0)?;
+    Ok((answer.status, answer.plan_hash))
+}
+
+/// A 2xx answer of [`get`].
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    /// Its `Bridge-Plan-Hash` field.
+    pub(crate) plan_hash: Option<String>,
+    /// At most the asked-for number of bytes of the body.
+    pub(crate) body: Vec<u8>,
 }
 
 /// One GET of `url` (http only) with `Host: host` (default: the URL's) and the `extra` field lines
-/// (each ending in CRLF); returns the 2xx status, the `Bridge-Plan-Hash` field and up to
-/// `body_limit` bytes of the body.
+/// (each ending in CRLF); a 2xx answer with up to `body_limit` bytes of its body.
 #[allow(
     clippy::disallowed_methods,
     reason = "a blocking probe run outside any tokio runtime (or on a blocking thread): std's clock is the only one"
@@ -78,7 +87,7 @@ pub(crate) fn get(
     extra: &str,
     timeout: Duration,
     body_limit: usize,
-) -> Result<(u16, Option<String>, Vec<u8>), HealthcheckError> {
+) -> Result<Answer, HealthcheckError> {
     let bad = |why: &str| HealthcheckError::Url(url.to_owned(), why.to_owned());
     let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
     if parsed.scheme() != "http" {
@@ -178,7 +187,11 @@ pub(crate) fn get(
         .map_err(io)?;
     }
     if (200..300).contains(&status) {
-        Ok((status, plan_hash, body))
+        Ok(Answer {
+            status,
+            plan_hash,
+            body,
+        })
     } else {
         Err(HealthcheckError::Unhealthy {
             url: url.to_owned(),

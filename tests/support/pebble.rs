@@ -111,9 +111,10 @@ impl Pebble {
     /// until the directory answers. `None`, with the reason on stderr, when either binary is not
     /// installed (`apt-get install pebble`); panics on any other failure.
     pub fn start(opts: PebbleOptions) -> Option<Pebble> {
-        let (Some(pebble_bin), Some(challtestsrv_bin)) =
-            (find_binary("pebble"), find_binary("pebble-challtestsrv"))
-        else {
+        let (Some(pebble_bin), Some(challtestsrv_bin)) = (
+            crate::process::find_binary("pebble"),
+            crate::process::find_binary("pebble-challtestsrv"),
+        ) else {
             eprintln!(
                 "pebble or pebble-challtestsrv is not installed (Debian: apt-get install pebble); \
                  skipping the ACME test"
@@ -479,14 +480,6 @@ fn spawn_logged(cmd: &mut Command, log: &Path) -> (Child, u64) {
 }
 
 /// The binary in `PATH` (or `/usr/bin`, where Debian puts it).
-fn find_binary(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/bin")])
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
 /// `N` distinct free TCP ports of 127.0.0.1, none in `exclude`.
 fn free_tcp_ports<const N: usize>(exclude: [u16; 2]) -> [u16; N] {
     let mut held = Vec::new();
@@ -659,7 +652,7 @@ mod tests {
     /// `curl --cacert ca_file URL` (skipped without curl): the certificate pebble serves is
     /// trusted through `ca_file` alone, as another TLS stack sees it.
     fn curl_directory(p: &Pebble) -> Option<serde_json::Value> {
-        find_binary("curl")?;
+        crate::process::find_binary("curl")?;
         let out = Command::new("curl")
             .args([
                 "-sS",
@@ -814,7 +807,7 @@ mod tests {
     /// `validity_secs`.
     #[test]
     fn lego_obtains_a_certificate_over_http01() {
-        let Some(lego) = find_binary("lego") else {
+        let Some(lego) = crate::process::find_binary("lego") else {
             eprintln!("lego is not installed (Debian: apt-get install lego); skipping");
             return;
         };

@@ -13,6 +13,15 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+/// `name` on `PATH` (or in /usr/bin, where Debian puts tools a minimal `PATH` may lack).
+pub fn find_binary(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([std::path::PathBuf::from("/usr/bin")])
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 /// `bridge-runtime PLAN`, the binary built for this test run.
 pub fn bridge_runtime(plan: &Path) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("bridge-runtime"));

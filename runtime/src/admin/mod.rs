@@ -76,17 +76,20 @@ impl Runtime {
         Some(resp)
     }
 
-    /// `/metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the classic
-    /// text format.
-    /// `GET {base}/api/bridge/certificates` (bridgectl's extension; Traefik's API lists no
-    /// certificates): what each ACME resolver holds, issuer and validity included.
-    fn certificates(&self, method: &Method, path: &str) -> Option<Response<Body>> {
+    /// What `path` names under `{base}/api/bridge/` (bridgectl's own endpoints), if anything.
+    fn bridge_endpoint<'p>(&self, path: &'p str) -> Option<&'p str> {
         let base = self
             .plan
             .api
             .as_ref()
             .map_or("", |a| a.base_path.trim_end_matches('/'));
-        if path.strip_prefix(base)? != "/api/bridge/certificates"
+        path.strip_prefix(base)?.strip_prefix("/api/bridge/")
+    }
+
+    /// `GET {base}/api/bridge/certificates` (bridgectl's extension; Traefik's API lists no
+    /// certificates): what each ACME resolver holds, issuer and validity included.
+    fn certificates(&self, method: &Method, path: &str) -> Option<Response<Body>> {
+        if self.bridge_endpoint(path)? != "certificates"
             || (method != Method::GET && method != Method::HEAD)
         {
             return None;
@@ -113,24 +116,13 @@ impl Runtime {
                 })
             })
             .collect();
-        let body = serde_json::to_vec(&list).unwrap_or_default();
-        let mut resp = Response::new(full(body));
-        resp.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        Some(resp)
+        Some(json_answer(StatusCode::OK, &serde_json::Value::from(list)))
     }
 
     /// `GET {base}/api/bridge/peer` (bridgectl's extension): the other appliance of the pair
     /// (`--peer`) and whether it serves this plan; `{"configured": false}` without one.
     fn peer_status(&self, method: &Method, path: &str) -> Option<Response<Body>> {
-        let base = self
-            .plan
-            .api
-            .as_ref()
-            .map_or("", |a| a.base_path.trim_end_matches('/'));
-        if path.strip_prefix(base)? != "/api/bridge/peer"
+        if self.bridge_endpoint(path)? != "peer"
             || (method != Method::GET && method != Method::HEAD)
         {
             return None;
@@ -144,18 +136,13 @@ impl Runtime {
                     "url": p.url,
                     "planHash": self.plan.hash,
                     "peerPlanHash": seen.plan_hash,
-                    "state": p.verdict(&self.plan.hash).as_str(),
+                    "state": seen.verdict(&self.plan.hash).as_str(),
                     "checkedAt": seen.checked,
                     "error": seen.error,
                 })
             }
         };
-        let mut resp = Response::new(full(serde_json::to_vec(&value).unwrap_or_default()));
-        resp.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        Some(resp)
+        Some(json_answer(StatusCode::OK, &value))
     }
 
     /// `{base}/api/bridge/servers` (bridgectl's extension): `GET` lists every load-balancer
@@ -163,23 +150,9 @@ impl Runtime {
     /// sets one. The state is the process's, never the plan's: it survives reloads (the server
     /// kept by service and URL) but not a restart.
     fn server_admin(&self, method: &Method, uri: &Uri) -> Option<Response<Body>> {
-        let base = self
-            .plan
-            .api
-            .as_ref()
-            .map_or("", |a| a.base_path.trim_end_matches('/'));
-        if uri.path().strip_prefix(base)? != "/api/bridge/servers" {
+        if self.bridge_endpoint(uri.path())? != "servers" {
             return None;
         }
-        let json_answer = |status: StatusCode, value: serde_json::Value| {
-            let mut resp = Response::new(full(serde_json::to_vec(&value).unwrap_or_default()));
-            *resp.status_mut() = status;
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            resp
-        };
         let entry = |server: &crate::upstream::ServerRef| {
             let health = self.upstreams.state(server).map(|s| s.as_str());
             let admin = self.upstreams.admin_state(server).map(|a| a.as_str());
@@ -199,12 +172,12 @@ impl Runtime {
                 .flatten()
                 .map(|(server, _, _)| entry(&server))
                 .collect();
-            return Some(json_answer(StatusCode::OK, serde_json::Value::from(list)));
+            return Some(json_answer(StatusCode::OK, &serde_json::Value::from(list)));
         }
         if method != Method::POST && method != Method::PUT {
             return Some(json_answer(
                 StatusCode::METHOD_NOT_ALLOWED,
-                serde_json::json!({"message": "use GET, or POST with service, url and state"}),
+                &serde_json::json!({"message": "use GET, or POST with service, url and state"}),
             ));
         }
         let mut service = None;
@@ -221,20 +194,20 @@ impl Runtime {
         let (Some(service), Some(url), Some(state)) = (service, url, state) else {
             return Some(json_answer(
                 StatusCode::BAD_REQUEST,
-                serde_json::json!({"message": "service, url and state (ready, drain or maintenance) are required"}),
+                &serde_json::json!({"message": "service, url and state (ready, drain or maintenance) are required"}),
             ));
         };
         let Some(to) = crate::upstream::AdminState::parse(&state) else {
             return Some(json_answer(
                 StatusCode::BAD_REQUEST,
-                serde_json::json!({"message": format!("state `{state}` is not ready, drain or maintenance")}),
+                &serde_json::json!({"message": format!("state `{state}` is not ready, drain or maintenance")}),
             ));
         };
         let service = service.strip_suffix("@file").unwrap_or(&service).to_owned();
         let Some(server) = self.upstreams.server_ref(&service, &url) else {
             return Some(json_answer(
                 StatusCode::NOT_FOUND,
-                serde_json::json!({"message": format!("service `{service}` has no server `{url}`")}),
+                &serde_json::json!({"message": format!("service `{service}` has no server `{url}`")}),
             ));
         };
         let from = self.upstreams.set_admin_state(&server, to);
@@ -247,9 +220,11 @@ impl Runtime {
             from.map_or("?", |f| f.as_str()),
             to.as_str()
         );
-        Some(json_answer(StatusCode::OK, entry(&server)))
+        Some(json_answer(StatusCode::OK, &entry(&server)))
     }
 
+    /// `/metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the classic
+    /// text format.
     pub(crate) fn metrics_response(&self, request: &HeaderMap) -> Response<Body> {
         let Some(m) = self.metrics() else {
             return not_found();
@@ -275,6 +250,17 @@ impl Runtime {
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         resp
     }
+}
+
+/// A JSON answer of bridgectl's own endpoints.
+fn json_answer(status: StatusCode, value: &serde_json::Value) -> Response<Body> {
+    let mut resp = Response::new(full(serde_json::to_vec(value).unwrap_or_default()));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
 }
 
 /// The field of `/ping` answers naming the plan this process serves (bridgectl's extension), so
