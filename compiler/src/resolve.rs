@@ -603,6 +603,12 @@ impl Resolver<'_> {
                 path: x.path.clone().unwrap_or_default(),
             }));
         }
+        if let Some(x) = &m.replace_path_regex {
+            return Some(K::ReplacePathRegex(plan::ReplacePathRegex {
+                regex: x.regex.clone().unwrap_or_default(),
+                replacement: x.replacement.clone().unwrap_or_default(),
+            }));
+        }
         if let Some(x) = &m.redirect_scheme {
             return Some(K::RedirectScheme(plan::RedirectScheme {
                 scheme: x.scheme.clone().unwrap_or_else(|| "https".into()),

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 6;
+pub const PLAN_VERSION: u32 = 7;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -460,6 +460,8 @@ pub enum MiddlewareKind {
     AddPrefix(AddPrefix),
     /// Replaces the path.
     ReplacePath(ReplacePath),
+    /// Replaces the path by a regex and a replacement.
+    ReplacePathRegex(ReplacePathRegex),
     /// Sets request and response headers (custom, security, CORS).
     Headers(Headers),
     /// Redirects to another scheme.
@@ -508,6 +510,19 @@ pub struct AddPrefix {
 pub struct ReplacePath {
     /// The new path.
     pub path: String,
+}
+
+/// `replacePathRegex`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReplacePathRegex {
+    /// Expression (`regex` crate syntax) matched against the escaped path; every match is
+    /// replaced.
+    pub regex: String,
+    /// What replaces each match; `$1`, `${1}` and `${name}` are the expression's groups. Empty:
+    /// the path is left as it is (Traefik's behaviour).
+    pub replacement: String,
 }
 
 /// `headers`, with every option resolved (empty list, `false`, `0` or `null` when not set).

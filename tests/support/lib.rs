@@ -8,7 +8,8 @@
 //! - [`process`]: the binaries under test, serving processes, signals, exits, kill-on-drop guards;
 //! - [`sim`]: the two simulated ScadaBridge nodes (the demo and the appliance tests);
 //! - [`prod`]: the prod profile of the example served for real;
-//! - [`pebble`]: Let's Encrypt's test ACME server (Debian's `pebble`) and its DNS server.
+//! - [`pebble`]: Let's Encrypt's test ACME server (Debian's `pebble`) and its DNS server;
+//! - [`traefik`]: the real Traefik binary serving the same files, the oracle of differential tests.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ pub mod process;
 pub mod prod;
 pub mod sim;
 pub mod tls;
+pub mod traefik;
 
 pub use process::spawn_serving;
 

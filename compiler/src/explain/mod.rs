@@ -402,6 +402,10 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
         MiddlewareKind::StripPrefixRegex(m) => ("strip_prefix_regex", list("regex", &m.regex)),
         MiddlewareKind::AddPrefix(m) => ("add_prefix", format!("prefix {}", m.prefix)),
         MiddlewareKind::ReplacePath(m) => ("replace_path", format!("path {}", m.path)),
+        MiddlewareKind::ReplacePathRegex(m) => (
+            "replace_path_regex",
+            format!("{} -> {}", m.regex, m.replacement),
+        ),
         MiddlewareKind::Headers(h) => ("headers", headers(h)),
         MiddlewareKind::RedirectScheme(m) => {
             let port = m

@@ -578,7 +578,6 @@ pub struct Middleware {
     pub replace_path: Option<ReplacePath>,
     /// Replaces the request path using a regex and replacement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub replace_path_regex: Option<ReplacePathRegex>,
     /// Retries a request on another attempt when the backend does not answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -849,6 +849,11 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
         ),
         MiddlewareKind::AddPrefix(a) => ("addPrefix", "addprefix", json!({ "prefix": a.prefix })),
         MiddlewareKind::ReplacePath(r) => ("replacePath", "replacepath", json!({ "path": r.path })),
+        MiddlewareKind::ReplacePathRegex(r) => (
+            "replacePathRegex",
+            "replacepathregex",
+            json!({ "regex": r.regex, "replacement": r.replacement }),
+        ),
         MiddlewareKind::Headers(h) => (
             "headers",
             "headers",

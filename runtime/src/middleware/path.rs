@@ -1,5 +1,5 @@
 //! The middlewares that rewrite the path the server receives: `stripPrefix`,
-//! `stripPrefixRegex`, `addPrefix` and `replacePath`, with Traefik's bookkeeping fields
+//! `stripPrefixRegex`, `addPrefix`, `replacePath` and `replacePathRegex`, with Traefik's bookkeeping fields
 //! (`X-Forwarded-Prefix` for what was stripped, `X-Replaced-Path` for what was replaced).
 
 use std::borrow::Cow;
@@ -34,6 +34,14 @@ pub(crate) struct AddPrefix {
 #[derive(Debug)]
 pub(crate) struct ReplacePath {
     path: String,
+}
+
+/// `replacePathRegex`: every match of the expression in the (escaped) path is replaced, the
+/// query kept; an empty replacement leaves the path alone, as in Traefik.
+#[derive(Debug)]
+pub(crate) struct ReplacePathRegex {
+    regex: regex::Regex,
+    replacement: String,
 }
 
 impl StripPrefix {
@@ -133,6 +141,78 @@ impl ReplacePath {
     }
 }
 
+impl ReplacePathRegex {
+    pub(crate) fn from_plan(c: &bridge_plan::ReplacePathRegex) -> Result<Self, MiddlewareError> {
+        let regex = regex::Regex::new(&c.regex).map_err(|source| MiddlewareError::Regex {
+            field: "regex",
+            regex: c.regex.clone(),
+            source,
+        })?;
+        Ok(Self {
+            regex,
+            replacement: c.replacement.clone(),
+        })
+    }
+
+    pub(crate) fn apply(&self, fields: &mut HeaderMap, ctx: &mut RequestCtx<'_>) -> Flow {
+        let (p, q) = split_pq(&ctx.path_and_query);
+        if self.replacement.is_empty() || !self.regex.is_match(p) {
+            return Flow::Continue;
+        }
+        let replaced = self.regex.replace_all(p, self.replacement.as_str());
+        // Traefik unescapes the new path and answers 500 with Go's message when it cannot.
+        let new_path = match escape_path(&replaced) {
+            Ok(path) => path,
+            Err(bad) => {
+                tracing::debug!("replacePathRegex produced `{replaced}`: {bad}");
+                return Flow::Respond(crate::body::text_owned(
+                    http::StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("{bad}\n"),
+                ));
+            }
+        };
+        if let Ok(v) = HeaderValue::from_str(p) {
+            fields.insert(X_REPLACED_PATH.clone(), v);
+        }
+        let joined = join_pq(&new_path, q);
+        ctx.path_and_query = Cow::Owned(joined);
+        Flow::Continue
+    }
+}
+
+/// A replacement's result as a path the server can be sent: escapes kept as they are, every
+/// byte a path may not carry literally (space, `?`, `#`, controls, non-ASCII) percent-encoded,
+/// as Go re-escapes a path that is not a valid encoding. A `%` not followed by two hex digits
+/// is an error, worded as Go's `url.PathUnescape` words it.
+fn escape_path(path: &str) -> Result<Cow<'_, str>, String> {
+    let bytes = path.as_bytes();
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&b);
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'%' {
+            let hex = bytes.get(i + 1..i + 3).unwrap_or(&bytes[i..]);
+            if hex.len() != 2 || !hex.iter().all(u8::is_ascii_hexdigit) {
+                let end = (i + 3).min(bytes.len());
+                return Err(format!(
+                    "invalid URL escape \"{}\"",
+                    String::from_utf8_lossy(&bytes[i..end])
+                ));
+            }
+        }
+    }
+    if bytes.iter().all(|&b| allowed(b)) {
+        return Ok(Cow::Borrowed(path));
+    }
+    let mut out = String::with_capacity(path.len() + 8);
+    for &b in bytes {
+        if allowed(b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    Ok(Cow::Owned(out))
+}
+
 /// Path and query (without its `?`).
 pub(crate) fn split_pq(pq: &str) -> (&str, Option<&str>) {
     match pq.split_once('?') {
@@ -228,6 +308,73 @@ mod tests {
             err.to_string().starts_with("regex `/(` does not compile"),
             "{err}"
         );
+    }
+
+    fn replace_path_regex(regex: &str, replacement: &str) -> ReplacePathRegex {
+        ReplacePathRegex::from_plan(&bridge_plan::ReplacePathRegex {
+            regex: regex.into(),
+            replacement: replacement.into(),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn replace_path_regex_replaces_every_match_and_keeps_the_query() {
+        let cases = [
+            // (regex, replacement, request, forwarded, X-Replaced-Path)
+            (
+                "^/foo/(.*)",
+                "/bar/$1",
+                "/foo/x/y?q=1",
+                "/bar/x/y?q=1",
+                Some("/foo/x/y"),
+            ),
+            ("o", "0", "/foo/boo", "/f00/b00", Some("/foo/boo")),
+            // Go's and the regex crate's expansion: `$1x` names a group `1x` (empty).
+            ("^/(a)", "/$1x", "/a/b", "//b", Some("/a/b")),
+            ("^/(a)", "/${1}x", "/a/b", "/ax/b", Some("/a/b")),
+            (
+                "^/(?P<name>[a-z]+)",
+                "/u/${name}",
+                "/bob",
+                "/u/bob",
+                Some("/bob"),
+            ),
+            // No match, or an empty replacement: untouched, no bookkeeping field.
+            ("^/nomatch", "/x", "/foo", "/foo", None),
+            ("^/foo", "", "/foo", "/foo", None),
+            // The path as escaped on the wire; what may not stand literally is escaped.
+            ("^/a%20b", "/c d", "/a%20b", "/c%20d", Some("/a%20b")),
+            ("^/x", "/y?z", "/x", "/y%3Fz", Some("/x")),
+        ];
+        for (re, rep, pq, want, replaced) in cases {
+            let m = replace_path_regex(re, rep);
+            let mut fields = HeaderMap::new();
+            let mut c = ctx(None, pq);
+            assert!(matches!(m.apply(&mut fields, &mut c), Flow::Continue));
+            assert_eq!(c.path_and_query, want, "{re} {rep} {pq}");
+            assert_eq!(
+                fields.get("x-replaced-path").and_then(|v| v.to_str().ok()),
+                replaced,
+                "{re} {rep} {pq}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_replacement_that_is_not_a_valid_escape_is_a_500_with_gos_message() {
+        let m = replace_path_regex("^/x", "/%zz");
+        let mut fields = HeaderMap::new();
+        let mut c = ctx(None, "/x");
+        let Flow::Respond(r) = m.apply(&mut fields, &mut c) else {
+            panic!("expected an answer");
+        };
+        assert_eq!(r.status(), 500);
+        assert_eq!(
+            crate::middleware::test_support::body_text(r),
+            "invalid URL escape \"%zz\"\n"
+        );
+        assert_eq!(c.path_and_query, "/x");
     }
 
     #[test]
