@@ -632,6 +632,31 @@ impl Resolver<'_> {
                 remove_header: x.remove_header.unwrap_or(false),
             }));
         }
+        if let Some(x) = &m.errors {
+            let range = |text: &str| {
+                crate::semantic::parse_status_range(text)
+                    .map(|(from, to)| plan::StatusRange { from, to })
+            };
+            let query = x.query.as_deref().unwrap_or_default();
+            return Some(K::Errors(plan::Errors {
+                status: x.status.iter().flatten().filter_map(|s| range(s)).collect(),
+                status_rewrites: x
+                    .status_rewrites
+                    .iter()
+                    .flatten()
+                    .filter_map(|(k, code)| {
+                        Some(plan::StatusRewrite {
+                            range: range(k)?,
+                            status: u16::try_from(*code).ok()?,
+                        })
+                    })
+                    .collect(),
+                service: plan_name(x.service.as_deref().unwrap_or_default()).to_owned(),
+                query: format!("/{}", query.trim_start_matches('/')),
+                // Traefik's file provider reads an empty list as not set: all fields go.
+                error_request_headers: x.error_request_headers.clone().filter(|h| !h.is_empty()),
+            }));
+        }
         if let Some(x) = &m.retry {
             return Some(K::Retry(plan::Retry {
                 attempts: u32::try_from(x.attempts.unwrap_or(0).max(0)).unwrap_or(u32::MAX),

@@ -41,7 +41,7 @@ pub(crate) fn empty_request() -> ReqBody {
         .boxed_unsync()
 }
 
-/// A canned plain-text answer of the proxy itself (`404 page not found\n`, `Bad Gateway\n`…),
+/// A canned plain-text answer of the proxy itself (`404 page not found\n`, `Bad Gateway`…),
 /// worded as Traefik words it.
 pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     let mut r = Response::new(full(Bytes::from_static(body.as_bytes())));
@@ -69,12 +69,20 @@ pub(crate) fn not_found() -> Response<Body> {
     text(StatusCode::NOT_FOUND, "404 page not found\n")
 }
 
-/// Traefik's answer when the server could not be reached or answered nonsense.
+/// Traefik's answer when the server could not be reached or answered nonsense (its proxy writes
+/// the status text without a newline or `Content-Type`, unlike `http.Error`).
 pub(crate) fn bad_gateway() -> Response<Body> {
-    text(StatusCode::BAD_GATEWAY, "Bad Gateway\n")
+    bare(StatusCode::BAD_GATEWAY, "Bad Gateway")
 }
 
 /// Traefik's answer when the server did not answer in time.
 pub(crate) fn gateway_timeout() -> Response<Body> {
-    text(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n")
+    bare(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout")
+}
+
+/// The status text alone, without `Content-Type` (Traefik's proxy errors have none).
+fn bare(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut r = Response::new(full(Bytes::from_static(body.as_bytes())));
+    *r.status_mut() = status;
+    r
 }

@@ -393,9 +393,11 @@ impl Runtime {
 fn routers(plan: &Plan, upstreams: &Upstreams) -> Result<FastMap<String, Arc<Router>>, ServeError> {
     let mut middlewares: FastMap<&str, Arc<Middleware>> = FastMap::default();
     for (name, m) in &plan.middlewares {
-        let built = Middleware::from_plan(m).map_err(|source| ServeError::Middleware {
-            name: name.clone(),
-            source,
+        let built = Middleware::from_plan(m, |s| upstreams.service_id(s)).map_err(|source| {
+            ServeError::Middleware {
+                name: name.clone(),
+                source,
+            }
         })?;
         middlewares.insert(name, Arc::new(built));
     }

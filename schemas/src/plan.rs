@@ -474,6 +474,8 @@ pub enum MiddlewareKind {
     Retry(Retry),
     /// Allows only some client IPs.
     IpAllowList(IpAllowList),
+    /// Replaces answers with some status codes by a page from another service.
+    Errors(Errors),
 }
 
 /// `stripPrefix`.
@@ -510,6 +512,36 @@ pub struct AddPrefix {
 pub struct ReplacePath {
     /// The new path.
     pub path: String,
+}
+
+/// `errors`: answers whose status is in `status` are replaced by what `service` answers to
+/// `GET query`, with the caught status (or its rewrite).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Errors {
+    /// Caught status codes, as inclusive ranges (a single code is a range of one).
+    pub status: Vec<StatusRange>,
+    /// What the client gets instead of a caught code: the first rewrite whose range holds it.
+    pub status_rewrites: Vec<StatusRewrite>,
+    /// The service that serves the pages: a key of `services`.
+    pub service: String,
+    /// Path and query of the page request, starting with `/`; `{status}` (the code sent to the
+    /// client), `{originalStatus}` and `{url}` (the request's URL, query-escaped) are replaced.
+    pub query: String,
+    /// Request fields copied to the page request; `null`: all of them.
+    pub error_request_headers: Option<Vec<String>>,
+}
+
+/// A caught code in `range` is sent as `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StatusRewrite {
+    /// The caught codes this applies to.
+    pub range: StatusRange,
+    /// The code sent instead.
+    pub status: u16,
 }
 
 /// `replacePathRegex`.

@@ -407,6 +407,23 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
             format!("{} -> {}", m.regex, m.replacement),
         ),
         MiddlewareKind::Headers(h) => ("headers", headers(h)),
+        MiddlewareKind::Errors(e) => {
+            let codes: Vec<String> = e
+                .status
+                .iter()
+                .map(|r| {
+                    if r.from == r.to {
+                        r.from.to_string()
+                    } else {
+                        format!("{}-{}", r.from, r.to)
+                    }
+                })
+                .collect();
+            (
+                "errors",
+                format!("{} → {} {}", codes.join(","), e.service, e.query),
+            )
+        }
         MiddlewareKind::RedirectScheme(m) => {
             let port = m
                 .port

@@ -530,7 +530,6 @@ pub struct Middleware {
     pub encoded_characters: Option<EncodedCharacters>,
     /// Replaces error responses with pages fetched from another service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub errors: Option<ErrorPage>,
     /// Delegates authentication to an external HTTP service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -763,7 +762,7 @@ pub struct ErrorPage {
     /// Path requested from the error service; `{status}`/`{originalStatus}`/`{url}` are replaced (default: `/`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
-    /// Original request headers forwarded to the error service (default: none).
+    /// Original request headers forwarded to the error service (default: all of them; an empty list is the same as none set, as in Traefik's file provider).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_request_headers: Option<Vec<String>>,
 }

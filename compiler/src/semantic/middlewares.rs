@@ -35,6 +35,9 @@ impl<'a> Ctx<'a> {
             if let Some(ba) = &m.basic_auth {
                 self.check_basic_auth(name, fi, &format!("{base}/basicAuth"), ba);
             }
+            if let Some(e) = &m.errors {
+                self.check_errors(name, fi, &format!("{base}/errors"), e);
+            }
             if let Some(c) = &m.chain {
                 let mut children = Vec::new();
                 for (i, n) in c.middlewares.iter().flatten().enumerate() {

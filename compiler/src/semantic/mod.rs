@@ -8,8 +8,8 @@
 //!
 //! One checker, `Ctx`, spread over one `impl` block per file: this file holds the context, its
 //! location and reporting helpers, the duplicate names and the reference checks (`entity_ref`,
-//! `tls_option_ref`, cycles); `static_config`, `routers`, `services`, `middlewares`, `tls` and
-//! `bridge` check one part of the configuration each, and `values` has the value parsers they and
+//! `tls_option_ref`, cycles); `static_config`, `routers`, `services`, `middlewares` (with `traffic` for
+//! the traffic-shaping kinds), `tls` and `bridge` check one part of the configuration each, and `values` has the value parsers they and
 //! `crate::resolve` share.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,6 +25,7 @@ mod routers;
 mod services;
 mod static_config;
 mod tls;
+mod traffic;
 mod values;
 
 pub use middlewares::{HashKind, check_htpasswd_line, hash_kind};

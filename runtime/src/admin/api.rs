@@ -932,11 +932,35 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 "rejectStatusCode": a.reject_status_code,
             }),
         ),
+        MiddlewareKind::Errors(e) => (
+            "errors",
+            "errors",
+            json!({
+                "status": e.status.iter().map(status_range).collect::<Vec<_>>(),
+                "statusRewrites": e
+                    .status_rewrites
+                    .iter()
+                    .map(|r| (status_range(&r.range), json!(r.status)))
+                    .collect::<Map<_, _>>(),
+                "service": e.service,
+                "query": e.query,
+                "errorRequestHeaders": e.error_request_headers,
+            }),
+        ),
     };
     (field, kind, omit_empty(value))
 }
 
 /// Removes the members Go's `omitempty` would leave out (one level; empty objects included).
+/// A status range as Traefik writes it: `404` or `500-599`.
+fn status_range(r: &bridge_plan::StatusRange) -> String {
+    if r.from == r.to {
+        r.from.to_string()
+    } else {
+        format!("{}-{}", r.from, r.to)
+    }
+}
+
 fn omit_empty(value: Value) -> Value {
     match value {
         Value::Object(m) => Value::Object(

@@ -18,6 +18,7 @@ use crate::proxy::forwarded_headers::Forwarded;
 
 pub(crate) mod basic_auth;
 pub(crate) mod cors;
+pub(crate) mod errors;
 pub(crate) mod headers;
 pub(crate) mod ip_allow_list;
 pub(crate) mod path;
@@ -30,6 +31,22 @@ pub enum MiddlewareError {
     /// A basicAuth middleware's users could not be loaded.
     #[error(transparent)]
     Auth(#[from] basic_auth::AuthError),
+    /// A middleware names a service the plan does not have.
+    #[error("{option} names service `{service}`, which the plan does not have")]
+    UnknownService {
+        /// The option holding the name.
+        option: &'static str,
+        /// The name.
+        service: String,
+    },
+    /// A value the compiler accepted is not valid here.
+    #[error("{option}: `{value}` is not valid")]
+    Value {
+        /// The option holding it.
+        option: &'static str,
+        /// The value as written in the plan.
+        value: String,
+    },
     /// A regular expression the compiler accepted does not compile here.
     #[error("{field} `{regex}` does not compile: {source}")]
     Regex {
@@ -56,6 +73,7 @@ pub(crate) enum Middleware {
     IpAllowList(ip_allow_list::IpAllowList),
     Retry(retry::Retry),
     Headers(headers::Headers),
+    Errors(errors::ErrorPages),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -121,12 +139,34 @@ impl<'a> RequestCtx<'a> {
 
 /// The response side of the chain, applied in Traefik's order once an answer exists: every
 /// headers middleware's custom and security headers in chain order, then HSTS (the last one
-/// that applies), then CORS.
+/// that applies), then CORS; then the [`Stage`]s, innermost first, which may replace or wrap the
+/// answer (also one a middleware gave itself).
 #[derive(Debug, Default)]
 pub(crate) struct ResponseEdits<'a> {
     headers: Vec<&'a headers::Headers>,
     sts: Option<&'a http::HeaderValue>,
     cors: Vec<(&'a cors::Cors, String)>,
+    /// In chain order; applied in reverse.
+    pub(crate) stages: Vec<Stage<'a>>,
+}
+
+/// What a middleware does to the answer that comes back through it.
+#[derive(Debug)]
+pub(crate) enum Stage<'a> {
+    /// `errors`: the request as it was at the middleware, for the page request.
+    Errors(ErrorsAt<'a>),
+}
+
+/// An `errors` middleware and the request as it reached it.
+#[derive(Debug)]
+pub(crate) struct ErrorsAt<'a> {
+    pub(crate) pages: &'a errors::ErrorPages,
+    /// The fields the page request carries.
+    pub(crate) fields: HeaderMap,
+    /// Path and query at the middleware (for `{url}`).
+    pub(crate) path_and_query: String,
+    /// The forwarding fields at the middleware.
+    pub(crate) forwarded: Forwarded,
 }
 
 impl ResponseEdits<'_> {
@@ -151,8 +191,12 @@ impl ResponseEdits<'_> {
 }
 
 impl Middleware {
-    /// Builds the middleware the plan describes.
-    pub(crate) fn from_plan(m: &bridge_plan::Middleware) -> Result<Self, MiddlewareError> {
+    /// Builds the middleware the plan describes; `service_id` resolves the services a middleware
+    /// sends requests to itself.
+    pub(crate) fn from_plan(
+        m: &bridge_plan::Middleware,
+        service_id: impl Fn(&str) -> Option<crate::upstream::ServiceId>,
+    ) -> Result<Self, MiddlewareError> {
         use bridge_plan::MiddlewareKind as K;
         // Exhaustive: a kind the plan gains fails to compile here until it is served.
         Ok(match &m.kind {
@@ -167,6 +211,7 @@ impl Middleware {
             K::IpAllowList(c) => Self::IpAllowList(ip_allow_list::IpAllowList::from_plan(c)),
             K::Retry(c) => Self::Retry(retry::Retry::from_plan(c)),
             K::Headers(c) => Self::Headers(headers::Headers::from_plan(c)?),
+            K::Errors(c) => Self::Errors(errors::ErrorPages::from_plan(c, service_id)?),
         })
     }
 
@@ -188,6 +233,15 @@ impl Middleware {
                 Flow::Continue
             }
             Self::Headers(m) => m.apply(req, ctx),
+            Self::Errors(pages) => {
+                ctx.response.stages.push(Stage::Errors(ErrorsAt {
+                    pages,
+                    fields: pages.fields(req.headers()),
+                    path_and_query: ctx.path_and_query.clone().into_owned(),
+                    forwarded: ctx.forwarded.clone(),
+                }));
+                Flow::Continue
+            }
         }
     }
 }

@@ -22,7 +22,7 @@ use http_body_util::BodyExt as _;
 
 use crate::body::{Body, not_found, text};
 use crate::http1::server::RequestBody;
-use crate::middleware::RequestCtx;
+use crate::middleware::{ErrorsAt, RequestCtx, Stage};
 use crate::routing::RequestInfo;
 use crate::runtime::{Dispatch, Entry, EntryId, Router, Runtime};
 
@@ -66,6 +66,14 @@ pub(crate) struct Arrival {
     /// What the request's fields say about how it is carried (looked up again after a
     /// middleware changed the fields).
     pub(crate) fields: strict::Fields,
+}
+
+/// Where a request arrived, for what the response stages send themselves.
+struct Here<'a> {
+    entry: &'a Entry,
+    peer: &'a Peer,
+    host: Option<&'a HeaderValue>,
+    tls: bool,
 }
 
 impl Runtime {
@@ -252,36 +260,117 @@ impl Runtime {
         let original_pq = req.uri().path_and_query().cloned();
         let pq = original_pq.as_ref().map_or("/", |p| p.as_str());
         let mut ctx = RequestCtx::new(tls, host, peer.addr.ip(), pq, arrival.forwarded);
-        if let Some(answer) = crate::middleware::run(&router.chain, &mut req, &mut ctx).await {
-            return answer;
-        }
-        if ctx.fields_changed {
-            arrival.fields = strict::Fields::of(req.headers());
-        }
-        let mut resp = match &router.service {
-            Dispatch::Service(id) => {
-                let out = forward::Outbound {
-                    service: *id,
-                    service_name: &router.service_name,
-                    peer: &peer,
-                    entry,
-                    host: host_value.as_ref(),
-                    path_and_query: &ctx.path_and_query,
-                    retry: ctx.retry,
-                    upgrade: arrival.upgrade,
-                    fields: &arrival.fields,
+        let resp = match crate::middleware::run(&router.chain, &mut req, &mut ctx).await {
+            Some(answer) => answer,
+            None => {
+                if ctx.fields_changed {
+                    arrival.fields = strict::Fields::of(req.headers());
+                }
+                let mut resp = match &router.service {
+                    Dispatch::Service(id) => {
+                        let out = forward::Outbound {
+                            service: *id,
+                            service_name: &router.service_name,
+                            peer: &peer,
+                            entry,
+                            host: host_value.as_ref(),
+                            path_and_query: &ctx.path_and_query,
+                            retry: ctx.retry,
+                            upgrade: arrival.upgrade,
+                            fields: &arrival.fields,
+                        };
+                        let forwarded = std::mem::take(&mut ctx.forwarded);
+                        self.forward(out, forwarded, req).await
+                    }
+                    // api@internal / dashboard@internal, after the router's middlewares (basicAuth in
+                    // prod); their answers are not edited by the chain.
+                    Dispatch::Api => {
+                        return self.api(req.method(), req.uri()).unwrap_or_else(not_found);
+                    }
+                    Dispatch::Missing => {
+                        text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n")
+                    }
+                    Dispatch::Ping | Dispatch::Prometheus => return not_found(),
                 };
-                let forwarded = std::mem::take(&mut ctx.forwarded);
-                self.forward(out, forwarded, req).await
+                ctx.response.apply(resp.headers_mut());
+                resp
             }
-            // api@internal / dashboard@internal, after the router's middlewares (basicAuth in
-            // prod); their answers are not edited by the chain.
-            Dispatch::Api => return self.api(req.method(), req.uri()).unwrap_or_else(not_found),
-            Dispatch::Missing => text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n"),
-            Dispatch::Ping | Dispatch::Prometheus => return not_found(),
         };
-        ctx.response.apply(resp.headers_mut());
+        if ctx.response.stages.is_empty() {
+            return resp;
+        }
+        let stages = std::mem::take(&mut ctx.response.stages);
+        let at = Here {
+            entry,
+            peer: &peer,
+            host: host_value.as_ref(),
+            tls,
+        };
+        self.through_stages(resp, stages, &at).await
+    }
+
+    /// The answer back through the chain's stages, innermost first.
+    async fn through_stages(
+        &self,
+        mut resp: Response<Body>,
+        stages: Vec<Stage<'_>>,
+        at: &Here<'_>,
+    ) -> Response<Body> {
+        for stage in stages.into_iter().rev() {
+            match stage {
+                Stage::Errors(e) => {
+                    let Some(sent) = e.pages.catches(resp.status()) else {
+                        continue;
+                    };
+                    let original = resp.status();
+                    // Dropped unread, as Traefik discards it (the connection is not reused).
+                    drop(resp);
+                    tracing::debug!(
+                        "caught HTTP status {original} (sent as {sent}): page from {}",
+                        e.pages.service_name
+                    );
+                    resp = Box::pin(self.error_page(e, sent, original, at)).await;
+                    *resp.status_mut() = sent;
+                }
+            }
+        }
         resp
+    }
+
+    /// `GET` of the page for a caught status from the `errors` middleware's service.
+    async fn error_page(
+        &self,
+        e: ErrorsAt<'_>,
+        sent: StatusCode,
+        original: StatusCode,
+        at: &Here<'_>,
+    ) -> Response<Body> {
+        let target = e.pages.target(sent, original, || {
+            let scheme = if at.tls { "https" } else { "http" };
+            let host = at.host.and_then(|h| h.to_str().ok()).unwrap_or_default();
+            format!("{scheme}://{host}{}", e.path_and_query)
+        });
+        let Ok(uri) = target.parse::<http::Uri>() else {
+            // Traefik: the page request cannot be made; the status text answers.
+            let reason = sent.canonical_reason().unwrap_or_default();
+            return crate::body::text_owned(sent, format!("{reason}\n"));
+        };
+        let mut req = Request::new(RequestBody::Empty);
+        *req.uri_mut() = uri;
+        *req.headers_mut() = e.fields;
+        let fields = strict::Fields::of(req.headers());
+        let out = forward::Outbound {
+            service: e.pages.service,
+            service_name: &e.pages.service_name,
+            peer: at.peer,
+            entry: at.entry,
+            host: at.host,
+            path_and_query: &target,
+            retry: crate::middleware::retry::Retry::DEFAULT,
+            upgrade: false,
+            fields: &fields,
+        };
+        self.forward(out, e.forwarded, req).await
     }
 
     /// The route phase: the entry point's table for this kind of connection, with the

@@ -244,6 +244,14 @@ impl Via {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ServiceId(usize);
 
+#[cfg(test)]
+impl ServiceId {
+    /// An id for tests of code that only carries it.
+    pub(crate) fn for_tests(n: usize) -> Self {
+        Self(n)
+    }
+}
+
 /// Why a plan's services could not be turned into [`Upstreams`].
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
