@@ -3,6 +3,12 @@
 //! matter compared. Without a Traefik binary each test still checks bridge-runtime's own
 //! answers and says the comparison was skipped (under `CI=true` it fails instead).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a test failure"
+)]
+
 use bridge_tests::backends::{Reply, backend};
 use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 
@@ -232,4 +238,216 @@ fn errors_replaces_caught_answers_with_the_page_services_as_traefik_does() {
     );
     assert_eq!(got.status, 401);
     assert_eq!(got.text(), "page GET /login host=test.local cookie=c=1");
+}
+
+/// The answers to `n` requests in a row, as (status, body, Retry-After).
+fn statuses(
+    addr: std::net::SocketAddr,
+    target: &str,
+    headers: &[(&str, &str)],
+    n: usize,
+) -> Vec<(u16, String, Option<String>)> {
+    (0..n)
+        .map(|_| {
+            let a = bridge_tests::traefik::fetch(addr, "GET", target, headers, b"").unwrap();
+            (
+                a.status,
+                a.text(),
+                a.header("retry-after").map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn rate_limit_refuses_and_keeps_per_source_and_per_router_buckets_as_traefik_does() {
+    let oracle =
+        oracle("rate_limit_refuses_and_keeps_per_source_and_per_router_buckets_as_traefik_does");
+    let app = path_echo();
+    let dir = tempfile::tempdir().unwrap();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    a:
+      rule: "PathPrefix(`/a`)"
+      entryPoints: [web]
+      middlewares: [slow]
+      service: app
+    b:
+      rule: "PathPrefix(`/b`)"
+      entryPoints: [web]
+      middlewares: [slow]
+      service: app
+    keyed:
+      rule: "PathPrefix(`/k`)"
+      entryPoints: [web]
+      middlewares: [bykey]
+      service: app
+  middlewares:
+    slow:
+      rateLimit:
+        average: 1
+        burst: 2
+    bykey:
+      rateLimit:
+        average: 1
+        period: 1m
+        sourceCriterion:
+          requestHeaderName: X-Key
+  services:
+    app:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{}"
+"#,
+        app.port()
+    );
+    let twin = serve_twice(
+        dir.path(),
+        oracle.as_deref(),
+        &dynamic,
+        &["a", "b", "keyed"],
+    );
+    let mut seen = Vec::new();
+    for (who, addr) in twin.targets() {
+        // Burst 2, then a wait of about a second, beyond the 500 ms Traefik waits out: 429.
+        let a = statuses(addr, "/a", &[], 4);
+        // Router b has buckets of its own although it names the same middleware.
+        let b = statuses(addr, "/b", &[], 3);
+        // One bucket per X-Key value; no field is a source of its own (the empty one).
+        let k = [
+            statuses(addr, "/k", &[("X-Key", "one")], 2),
+            statuses(addr, "/k", &[("X-Key", "two")], 1),
+            statuses(addr, "/k", &[], 2),
+        ]
+        .concat();
+        seen.push((who, a, b, k));
+    }
+    let (_, a, b, k) = &seen[0];
+    let ok = |body: &str| (200, body.to_owned(), None);
+    let refused = (429, "Too Many Requests".to_owned(), Some("1".to_owned()));
+    assert_eq!(
+        a,
+        &vec![
+            ok("/a replaced=-"),
+            ok("/a replaced=-"),
+            refused.clone(),
+            refused.clone()
+        ]
+    );
+    assert_eq!(b, &vec![ok("/b replaced=-"), ok("/b replaced=-"), refused]);
+    let refused_minute = (429, "Too Many Requests".to_owned(), Some("60".to_owned()));
+    assert_eq!(
+        k,
+        &vec![
+            ok("/k replaced=-"),
+            refused_minute.clone(),
+            ok("/k replaced=-"),
+            ok("/k replaced=-"),
+            refused_minute,
+        ]
+    );
+    for (who, a2, b2, k2) in &seen[1..] {
+        assert_eq!((a2, b2, k2), (a, b, k), "bridge vs {who}");
+    }
+}
+
+/// Sends a WebSocket upgrade for `/ws` and reads the `101`; the connection is the tunnel.
+fn open_tunnel(addr: std::net::SocketAddr) -> std::net::TcpStream {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    write!(
+        s,
+        "GET /ws HTTP/1.1\r\nHost: test.local\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    s.write_all(b"ping").unwrap();
+    let mut back = [0u8; 4];
+    s.read_exact(&mut back).unwrap();
+    assert_eq!(&back, b"ping");
+    s
+}
+
+#[test]
+fn in_flight_req_holds_a_slot_for_the_whole_answer_and_tunnel_as_traefik_does() {
+    let oracle =
+        oracle("in_flight_req_holds_a_slot_for_the_whole_answer_and_tunnel_as_traefik_does");
+    let app = backend("app").start();
+    let dir = tempfile::tempdir().unwrap();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    r:
+      rule: "PathPrefix(`/`)"
+      entryPoints: [web]
+      middlewares: [one]
+      service: app
+  middlewares:
+    one:
+      inFlightReq:
+        amount: 1
+  services:
+    app:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{}"
+"#,
+        app.port()
+    );
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &["r"]);
+    for (who, addr) in twin.targets() {
+        // A request in flight (the backend holds `/slow` for 1.5 s) takes the host's slot.
+        let slow = std::thread::spawn(move || {
+            bridge_tests::traefik::fetch(addr, "GET", "/slow", &[], b"").unwrap()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        let busy = bridge_tests::traefik::fetch(addr, "GET", "/x", &[], b"").unwrap();
+        assert_eq!(
+            (
+                busy.status,
+                busy.text().as_str(),
+                busy.header("content-type")
+            ),
+            (429, "max connections reached: 1", None),
+            "{who}"
+        );
+        // Another host is another source.
+        let other =
+            bridge_tests::traefik::fetch(addr, "GET", "/x", &[("Host", "other.local")], b"")
+                .unwrap();
+        assert_eq!(other.status, 200, "{who}");
+        assert_eq!(slow.join().unwrap().status, 200, "{who}");
+        let free = bridge_tests::traefik::fetch(addr, "GET", "/x", &[], b"").unwrap();
+        assert_eq!(
+            free.status, 200,
+            "{who}: the slot is given back when the answer is sent"
+        );
+        // A tunnel holds its slot until it closes.
+        let tunnel = open_tunnel(addr);
+        let busy = bridge_tests::traefik::fetch(addr, "GET", "/x", &[], b"").unwrap();
+        assert_eq!(busy.status, 429, "{who}: the tunnel holds the slot");
+        drop(tunnel);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        loop {
+            let a = bridge_tests::traefik::fetch(addr, "GET", "/x", &[], b"").unwrap();
+            if a.status == 200 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{who}: the slot came back after the tunnel closed"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
 }

@@ -35,6 +35,39 @@ fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
     })
 }
 
+/// Traefik's sourceCriterion; none set means the client address (rateLimit) or the request
+/// host (inFlightReq, `host_by_default`). More than one set was refused by `check`.
+fn source_criterion(
+    c: Option<&dy::SourceCriterion>,
+    host_by_default: bool,
+) -> plan::SourceCriterion {
+    let ip = |s: Option<&dy::IpStrategy>| {
+        plan::SourceCriterion::Ip(plan::IpStrategy {
+            depth: s
+                .and_then(|s| s.depth)
+                .and_then(|d| u32::try_from(d).ok())
+                .unwrap_or(0),
+            excluded_ips: s.and_then(|s| s.excluded_ips.clone()).unwrap_or_default(),
+            ipv6_subnet: s
+                .and_then(|s| s.ipv6_subnet)
+                .and_then(|n| u8::try_from(n).ok()),
+        })
+    };
+    match c {
+        Some(c) if c.ip_strategy.is_some() => ip(c.ip_strategy.as_ref()),
+        Some(c)
+            if c.request_header_name
+                .as_deref()
+                .is_some_and(|h| !h.is_empty()) =>
+        {
+            plan::SourceCriterion::RequestHeader(c.request_header_name.clone().unwrap_or_default())
+        }
+        Some(c) if c.request_host == Some(true) => plan::SourceCriterion::RequestHost,
+        _ if host_by_default => plan::SourceCriterion::RequestHost,
+        _ => ip(None),
+    }
+}
+
 /// The plan's name for a written reference: a file-provider name without `@file`, any other
 /// (`api@internal`, `default@internal`) as written.
 fn plan_name(written: &str) -> &str {
@@ -687,7 +720,33 @@ impl Resolver<'_> {
                     .and_then(|s| s.depth)
                     .and_then(|d| u32::try_from(d).ok())
                     .unwrap_or(0),
-                excluded_ips: strategy.and_then(|s| s.excluded_ips).unwrap_or_default(),
+                excluded_ips: strategy
+                    .as_ref()
+                    .and_then(|s| s.excluded_ips.clone())
+                    .unwrap_or_default(),
+                ipv6_subnet: strategy
+                    .and_then(|s| s.ipv6_subnet)
+                    .and_then(|n| u8::try_from(n).ok()),
+            }));
+        }
+        if let Some(x) = &m.rate_limit {
+            let period = ms(x.period, 1000);
+            return Some(K::RateLimit(plan::RateLimit {
+                average: x.average.and_then(|a| u64::try_from(a).ok()).unwrap_or(0),
+                // Traefik: a zero period is the default second.
+                period_ms: if period == 0 { 1000 } else { period },
+                burst: x
+                    .burst
+                    .and_then(|b| u64::try_from(b).ok())
+                    .unwrap_or(1)
+                    .max(1),
+                source: source_criterion(x.source_criterion.as_ref(), false),
+            }));
+        }
+        if let Some(x) = &m.in_flight_req {
+            return Some(K::InFlightReq(plan::InFlightReq {
+                amount: x.amount.and_then(|a| u64::try_from(a).ok()).unwrap_or(0),
+                source: source_criterion(x.source_criterion.as_ref(), true),
             }));
         }
         if let Some(h) = &m.headers {

@@ -86,3 +86,38 @@ fn bare(status: StatusCode, body: &'static str) -> Response<Body> {
     *r.status_mut() = status;
     r
 }
+
+/// A body that keeps `keep` alive until it is dropped — after its last frame was sent, or when
+/// the client went away (an inFlightReq slot held for the whole answer).
+#[derive(Debug)]
+pub(crate) struct Held<T> {
+    body: Body,
+    _keep: T,
+}
+
+impl<T: Send + Sync + Unpin + 'static> Held<T> {
+    /// `body`, holding `keep`.
+    pub(crate) fn wrap(body: Body, keep: T) -> Body {
+        Self { body, _keep: keep }.boxed()
+    }
+}
+
+impl<T: Unpin> hyper::body::Body for Held<T> {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, BoxError>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}

@@ -405,11 +405,29 @@ fn routers(plan: &Plan, upstreams: &Upstreams) -> Result<FastMap<String, Arc<Rou
     for (name, r) in &plan.routers {
         // A name without a middleware is skipped, as it always was (the plan checker refuses
         // such plans).
-        let chain = r
-            .middlewares
-            .iter()
-            .filter_map(|m| middlewares.get(m.as_str()).cloned())
-            .collect();
+        let mut chain = Vec::with_capacity(r.middlewares.len());
+        for m in &r.middlewares {
+            let Some(shared) = middlewares.get(m.as_str()) else {
+                continue;
+            };
+            match plan
+                .middlewares
+                .get(m)
+                .filter(|p| Middleware::per_router(&p.kind))
+            {
+                // Its own state for this router, as Traefik builds it.
+                Some(p) => chain.push(Arc::new(
+                    Middleware::from_plan(p, |s| upstreams.service_id(s)).map_err(|source| {
+                        ServeError::Middleware {
+                            name: m.clone(),
+                            source,
+                        }
+                    })?,
+                )),
+                None => chain.push(shared.clone()),
+            }
+        }
+        let chain = chain.into_boxed_slice();
         let service = match &r.service {
             ServiceRef::Internal(InternalService::Ping) => Dispatch::Ping,
             ServiceRef::Internal(InternalService::Prometheus) => Dispatch::Prometheus,

@@ -476,6 +476,10 @@ pub enum MiddlewareKind {
     IpAllowList(IpAllowList),
     /// Replaces answers with some status codes by a page from another service.
     Errors(Errors),
+    /// Limits the request rate per source (a token bucket).
+    RateLimit(RateLimit),
+    /// Limits the requests in flight at once per source.
+    InFlightReq(InFlightReq),
 }
 
 /// `stripPrefix`.
@@ -675,6 +679,62 @@ pub struct IpAllowList {
     pub depth: u32,
     /// Addresses skipped when walking `X-Forwarded-For` from the right.
     pub excluded_ips: Vec<String>,
+    /// IPv6 addresses judged by their network of this prefix length (1-128); `null`: as they are.
+    pub ipv6_subnet: Option<u8>,
+}
+
+/// `rateLimit`: Traefik's token bucket per source, `burst` deep, refilled at `average` per
+/// `period_ms`; a request that would wait longer than Traefik's maximum delay is refused with
+/// 429, a shorter wait is waited out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    /// Requests per period; `0`: no limit (Traefik's reading of a zero or negative average).
+    pub average: u64,
+    /// The period, in milliseconds (Traefik's default 1000).
+    pub period_ms: u64,
+    /// Bucket depth: requests that may come at once (at least 1).
+    pub burst: u64,
+    /// What a source is.
+    pub source: SourceCriterion,
+}
+
+/// `inFlightReq`: at most `amount` requests of one source at a time; more get 429 at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct InFlightReq {
+    /// Requests at once per source (at least 1).
+    pub amount: u64,
+    /// What a source is (Traefik's default for inFlightReq: the request's host).
+    pub source: SourceCriterion,
+}
+
+/// How requests are grouped into sources (Traefik's `sourceCriterion`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum SourceCriterion {
+    /// The client address, by Traefik's ipStrategy.
+    Ip(IpStrategy),
+    /// The first value of this request field (a missing field is the empty source).
+    RequestHeader(String),
+    /// The `Host` as sent, port included.
+    RequestHost,
+}
+
+/// Traefik's ipStrategy: which address is the client's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct IpStrategy {
+    /// `0`: the peer address; `n > 0`: the n-th entry from the right of `X-Forwarded-For`.
+    pub depth: u32,
+    /// With `depth` 0: the rightmost `X-Forwarded-For` entry not in these addresses and CIDRs.
+    pub excluded_ips: Vec<String>,
+    /// IPv6 addresses grouped by their network of this prefix length (1-128); `null`: not.
+    pub ipv6_subnet: Option<u8>,
 }
 
 /// Certificates and TLS options.
@@ -2081,6 +2141,7 @@ mod tests {
                 reject_status_code: 403,
                 depth: 0,
                 excluded_ips: vec![],
+                ipv6_subnet: None,
             }),
         };
         let v = serde_json::to_value(&mw).unwrap();

@@ -396,6 +396,24 @@ fn middlewares(plan: &Plan, lines: &mut Vec<String>) {
     table.render(lines);
 }
 
+/// A sourceCriterion in a few words.
+fn criterion(c: &bridge_plan::SourceCriterion) -> String {
+    match c {
+        bridge_plan::SourceCriterion::Ip(s) if s.depth > 0 => {
+            format!("client (X-Forwarded-For depth {})", s.depth)
+        }
+        bridge_plan::SourceCriterion::Ip(s) if !s.excluded_ips.is_empty() => {
+            format!(
+                "client (X-Forwarded-For without {})",
+                s.excluded_ips.join(",")
+            )
+        }
+        bridge_plan::SourceCriterion::Ip(_) => "client address".to_owned(),
+        bridge_plan::SourceCriterion::RequestHeader(h) => format!("header {h}"),
+        bridge_plan::SourceCriterion::RequestHost => "host".to_owned(),
+    }
+}
+
 fn middleware(mw: &Middleware) -> (&'static str, String) {
     match &mw.kind {
         MiddlewareKind::StripPrefix(m) => ("strip_prefix", list("prefixes", &m.prefixes)),
@@ -407,6 +425,20 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
             format!("{} -> {}", m.regex, m.replacement),
         ),
         MiddlewareKind::Headers(h) => ("headers", headers(h)),
+        MiddlewareKind::RateLimit(r) => (
+            "rate_limit",
+            format!(
+                "{}/{}ms burst {} per {}",
+                r.average,
+                r.period_ms,
+                r.burst,
+                criterion(&r.source)
+            ),
+        ),
+        MiddlewareKind::InFlightReq(f) => (
+            "in_flight_req",
+            format!("{} at once per {}", f.amount, criterion(&f.source)),
+        ),
         MiddlewareKind::Errors(e) => {
             let codes: Vec<String> = e
                 .status

@@ -239,6 +239,7 @@ fn fixture() -> Plan {
                 reject_status_code: 403,
                 depth: 0,
                 excluded_ips: vec![],
+                ipv6_subnet: None,
             }),
         },
     );

@@ -551,7 +551,6 @@ pub struct Middleware {
     pub ip_white_list: Option<IpWhiteList>,
     /// Limits the number of simultaneous in-flight requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub in_flight_req: Option<InFlightReq>,
     /// Passes the client TLS certificate (or parts of it) to the backend in headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -564,7 +563,6 @@ pub struct Middleware {
     pub plugin: Option<BTreeMap<String, serde_json::Map<String, serde_json::Value>>>,
     /// Limits the request rate per source (token bucket).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub rate_limit: Option<RateLimit>,
     /// Redirects by rewriting the full request URL with a regex.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1140,6 +1138,7 @@ pub struct RateLimit {
     pub source_criterion: Option<SourceCriterion>,
     /// Shares the limit across Traefik instances through Redis (default: local, in memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub redis: Option<Redis>,
 }
 

@@ -38,6 +38,30 @@ impl<'a> Ctx<'a> {
             if let Some(e) = &m.errors {
                 self.check_errors(name, fi, &format!("{base}/errors"), e);
             }
+            if let Some(r) = &m.rate_limit {
+                self.check_rate_limit(name, fi, &format!("{base}/rateLimit"), r);
+            }
+            if let Some(f) = &m.in_flight_req {
+                self.check_in_flight(name, fi, &format!("{base}/inFlightReq"), f);
+            }
+            for (kind, s) in [
+                (
+                    "ipAllowList",
+                    m.ip_allow_list
+                        .as_ref()
+                        .and_then(|a| a.ip_strategy.as_ref()),
+                ),
+                (
+                    "ipWhiteList",
+                    m.ip_white_list
+                        .as_ref()
+                        .and_then(|a| a.ip_strategy.as_ref()),
+                ),
+            ] {
+                if let Some(s) = s {
+                    self.check_ip_strategy(name, fi, &format!("{base}/{kind}/ipStrategy"), s);
+                }
+            }
             if let Some(c) = &m.chain {
                 let mut children = Vec::new();
                 for (i, n) in c.middlewares.iter().flatten().enumerate() {

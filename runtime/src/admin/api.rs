@@ -932,6 +932,21 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 "rejectStatusCode": a.reject_status_code,
             }),
         ),
+        MiddlewareKind::RateLimit(r) => (
+            "rateLimit",
+            "ratelimit",
+            json!({
+                "average": r.average,
+                "period": format!("{}ms", r.period_ms),
+                "burst": r.burst,
+                "sourceCriterion": source_criterion(&r.source),
+            }),
+        ),
+        MiddlewareKind::InFlightReq(f) => (
+            "inFlightReq",
+            "inflightreq",
+            json!({ "amount": f.amount, "sourceCriterion": source_criterion(&f.source) }),
+        ),
         MiddlewareKind::Errors(e) => (
             "errors",
             "errors",
@@ -952,6 +967,19 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
 }
 
 /// Removes the members Go's `omitempty` would leave out (one level; empty objects included).
+/// A sourceCriterion as Traefik's API shows it.
+fn source_criterion(c: &bridge_plan::SourceCriterion) -> Value {
+    match c {
+        bridge_plan::SourceCriterion::Ip(s) => json!({ "ipStrategy": {
+            "depth": s.depth,
+            "excludedIPs": s.excluded_ips,
+            "ipv6Subnet": s.ipv6_subnet,
+        }}),
+        bridge_plan::SourceCriterion::RequestHeader(h) => json!({ "requestHeaderName": h }),
+        bridge_plan::SourceCriterion::RequestHost => json!({ "requestHost": true }),
+    }
+}
+
 /// A status range as Traefik writes it: `404` or `500-599`.
 fn status_range(r: &bridge_plan::StatusRange) -> String {
     if r.from == r.to {

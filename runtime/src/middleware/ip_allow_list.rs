@@ -1,7 +1,8 @@
 //! `ipAllowList`: requests from addresses outside `sourceRange` are refused (403 unless
 //! `rejectStatusCode` says otherwise). The address judged is the peer's, or with
 //! `ipStrategy.depth` the depth-th `X-Forwarded-For` entry from the right, or with
-//! `ipStrategy.excludedIPs` the rightmost entry not excluded — Traefik's ipStrategy. The
+//! `ipStrategy.excludedIPs` the rightmost entry not in those addresses or networks, IPv6 by
+//! `ipv6Subnet` — Traefik's ipStrategy ([`super::source`]). The
 //! `X-Forwarded-For` seen here is the one the entry point kept: a client that is not trusted
 //! cannot put its own addresses in it.
 
@@ -9,6 +10,7 @@ use std::net::IpAddr;
 
 use http::{HeaderMap, StatusCode};
 
+use super::source::{IpStrategy, Key};
 use super::{Flow, RequestCtx};
 use crate::body::text;
 use crate::proxy::forwarded_headers::{in_nets, parse_nets};
@@ -16,8 +18,7 @@ use crate::proxy::forwarded_headers::{in_nets, parse_nets};
 #[derive(Debug)]
 pub(crate) struct IpAllowList {
     nets: Vec<ipnet::IpNet>,
-    depth: u32,
-    excluded: Vec<String>,
+    strategy: IpStrategy,
     reject: StatusCode,
 }
 
@@ -25,8 +26,7 @@ impl IpAllowList {
     pub(crate) fn from_plan(c: &bridge_plan::IpAllowList) -> Self {
         Self {
             nets: parse_nets(&c.source_range),
-            depth: c.depth,
-            excluded: c.excluded_ips.clone(),
+            strategy: IpStrategy::new(c.depth, &c.excluded_ips, c.ipv6_subnet),
             reject: StatusCode::from_u16(c.reject_status_code).unwrap_or(StatusCode::FORBIDDEN),
         }
     }
@@ -40,26 +40,13 @@ impl IpAllowList {
         }
     }
 
-    /// The address this middleware judges; `None` when the strategy finds none (refused).
+    /// The address this middleware judges; `None` when the strategy finds none, or an entry
+    /// that is not an address (refused, as in Traefik).
     fn client_ip(&self, peer: IpAddr, fields: &HeaderMap) -> Option<IpAddr> {
-        if self.depth == 0 && self.excluded.is_empty() {
-            return Some(peer);
+        match self.strategy.key(peer, fields) {
+            Key::Ip(ip) => Some(ip),
+            Key::Text(_) => None,
         }
-        let xff: Vec<&str> = fields
-            .get_all("x-forwarded-for")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .collect();
-        if self.depth > 0 {
-            let i = xff.len().checked_sub(usize::try_from(self.depth).ok()?)?;
-            return xff.get(i).and_then(|s| s.parse().ok());
-        }
-        xff.iter()
-            .rev()
-            .filter(|s| !self.excluded.iter().any(|e| e == *s))
-            .find_map(|s| s.parse().ok())
     }
 }
 
@@ -74,6 +61,7 @@ mod tests {
             reject_status_code: status,
             depth,
             excluded_ips: excluded.iter().map(|r| (*r).to_owned()).collect(),
+            ipv6_subnet: None,
         })
     }
 
@@ -86,6 +74,7 @@ mod tests {
         match m.apply(&fields, &ctx(None, "/")) {
             Flow::Continue => 200,
             Flow::Respond(r) => r.status().as_u16(),
+            Flow::Wait(_) => panic!("ipAllowList never waits"),
         }
     }
 
@@ -113,5 +102,10 @@ mod tests {
         let m = allow(&["10.0.0.1/32"], 0, &["10.0.0.3", "10.0.0.2"], 403);
         assert_eq!(verdict(&m, Some("10.0.0.1, 10.0.0.2,10.0.0.3")), 200);
         assert_eq!(verdict(&m, Some("10.0.0.9, 10.0.0.3")), 403);
+        // Networks exclude too, and an entry that is not an address is the one judged (and
+        // refused), as in Traefik — not skipped in favour of an entry further left.
+        let m = allow(&["10.0.0.1/32"], 0, &["10.9.0.0/16"], 403);
+        assert_eq!(verdict(&m, Some("10.0.0.1, 10.9.1.1, 10.9.2.2")), 200);
+        assert_eq!(verdict(&m, Some("10.0.0.1, garbage")), 403);
     }
 }

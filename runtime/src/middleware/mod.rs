@@ -20,10 +20,13 @@ pub(crate) mod basic_auth;
 pub(crate) mod cors;
 pub(crate) mod errors;
 pub(crate) mod headers;
+pub(crate) mod in_flight;
 pub(crate) mod ip_allow_list;
 pub(crate) mod path;
+pub(crate) mod rate_limit;
 pub(crate) mod redirect;
 pub(crate) mod retry;
+pub(crate) mod source;
 
 /// Why a middleware of the plan cannot be built.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +77,8 @@ pub(crate) enum Middleware {
     Retry(retry::Retry),
     Headers(headers::Headers),
     Errors(errors::ErrorPages),
+    RateLimit(rate_limit::RateLimit),
+    InFlight(in_flight::InFlight),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -87,6 +92,8 @@ pub(crate) enum Flow {
     Continue,
     /// Answer with this; the rest of the chain and the service are skipped.
     Respond(Response<Body>),
+    /// Wait this long, then go on (rateLimit's short delays).
+    Wait(std::time::Duration),
 }
 
 /// What the middlewares of one request read and change, besides the request itself.
@@ -108,6 +115,8 @@ pub(crate) struct RequestCtx<'a> {
     pub(crate) retry: retry::Retry,
     /// What the middlewares do to the response.
     pub(crate) response: ResponseEdits<'a>,
+    /// inFlightReq places this request holds until its answer is sent (or its tunnel closed).
+    pub(crate) slots: Vec<in_flight::Slot>,
 }
 
 impl<'a> RequestCtx<'a> {
@@ -128,6 +137,7 @@ impl<'a> RequestCtx<'a> {
             fields_changed: false,
             retry: retry::Retry::DEFAULT,
             response: ResponseEdits::default(),
+            slots: Vec::new(),
         }
     }
 
@@ -212,7 +222,18 @@ impl Middleware {
             K::Retry(c) => Self::Retry(retry::Retry::from_plan(c)),
             K::Headers(c) => Self::Headers(headers::Headers::from_plan(c)?),
             K::Errors(c) => Self::Errors(errors::ErrorPages::from_plan(c, service_id)?),
+            K::RateLimit(c) => Self::RateLimit(rate_limit::RateLimit::from_plan(c)),
+            K::InFlightReq(c) => Self::InFlight(in_flight::InFlight::from_plan(c)),
         })
+    }
+
+    /// Kinds whose state is one per router, as Traefik builds them (two routers naming one
+    /// rateLimit do not share its buckets).
+    pub(crate) fn per_router(kind: &bridge_plan::MiddlewareKind) -> bool {
+        matches!(
+            kind,
+            bridge_plan::MiddlewareKind::RateLimit(_) | bridge_plan::MiddlewareKind::InFlightReq(_)
+        )
     }
 
     /// Applies every kind that decides without waiting (all but basicAuth, whose hash check may
@@ -233,6 +254,26 @@ impl Middleware {
                 Flow::Continue
             }
             Self::Headers(m) => m.apply(req, ctx),
+            Self::RateLimit(m) => {
+                let key = m.source.key(ctx.peer, req.headers(), ctx.host);
+                match m.decide(key, tokio::time::Instant::now()) {
+                    rate_limit::Decision::Pass => Flow::Continue,
+                    rate_limit::Decision::Wait(d) => Flow::Wait(d),
+                    rate_limit::Decision::Refuse(d) => {
+                        Flow::Respond(rate_limit::RateLimit::refusal(d))
+                    }
+                }
+            }
+            Self::InFlight(m) => {
+                let key = m.source.key(ctx.peer, req.headers(), ctx.host);
+                match m.acquire(key) {
+                    Some(slot) => {
+                        ctx.slots.push(slot);
+                        Flow::Continue
+                    }
+                    None => Flow::Respond(m.refusal()),
+                }
+            }
             Self::Errors(pages) => {
                 ctx.response.stages.push(Stage::Errors(ErrorsAt {
                     pages,
@@ -258,8 +299,11 @@ pub(crate) async fn run<'a, B>(
             Middleware::BasicAuth(a) => Box::pin(a.apply(req.headers_mut())).await,
             other => other.apply_now(req, ctx),
         };
-        if let Flow::Respond(r) = flow {
-            return Some(r);
+        match flow {
+            Flow::Continue => {}
+            Flow::Respond(r) => return Some(r),
+            // Boxed: most requests never wait, and the timer would make every future larger.
+            Flow::Wait(d) => Box::pin(tokio::time::sleep(d)).await,
         }
     }
     None

@@ -147,7 +147,7 @@ mod tests {
     fn respond(flow: Flow) -> Response<Body> {
         match flow {
             Flow::Respond(r) => r,
-            Flow::Continue => panic!("expected an answer"),
+            Flow::Continue | Flow::Wait(_) => panic!("expected an answer"),
         }
     }
 

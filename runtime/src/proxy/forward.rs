@@ -38,6 +38,8 @@ pub(crate) struct Outbound<'a> {
     pub(crate) retry: Retry,
     pub(crate) upgrade: bool,
     pub(crate) fields: &'a strict::Fields,
+    /// inFlightReq slots, held until the answer is sent or the tunnel closes.
+    pub(crate) slots: Vec<crate::middleware::in_flight::Slot>,
 }
 
 /// True for requests that may be sent again when the first server could not be reached: safe
@@ -136,11 +138,12 @@ impl Runtime {
         match self.attempt_all(&mut attempts, server).await {
             Ok((result, server)) => {
                 crate::observe::note(|s| s.server = Some(server.url().to_owned()));
+                let slots = std::mem::take(&mut attempts.out.slots);
                 self.finish(
                     result,
                     &server,
                     &attempts.out,
-                    client_upgrade,
+                    (client_upgrade, slots),
                     write_deadline,
                 )
             }
@@ -302,7 +305,10 @@ impl Runtime {
         result: Result<Response<UpstreamBody>, SendError>,
         server: &ServerRef,
         out: &Outbound<'_>,
-        client_upgrade: Option<hyper::upgrade::OnUpgrade>,
+        (client_upgrade, slots): (
+            Option<hyper::upgrade::OnUpgrade>,
+            Vec<crate::middleware::in_flight::Slot>,
+        ),
         write_deadline: Option<tokio::time::Instant>,
     ) -> Response<Body> {
         let mut resp = match result {
@@ -354,7 +360,9 @@ impl Runtime {
                 server.names(),
                 self.upstreams.tunnel_grace(server),
                 Duration::from_millis(out.entry.timeouts.grace_ms),
+                slots,
             );
+            return resp.map(|b| b.boxed());
         } else if !resp.body().hop_by_hop_removed() {
             // The body is framed anew for the client: a length beside a transfer coding must
             // not reach it (RFC 9112 §6.3 item 3).
@@ -363,9 +371,14 @@ impl Runtime {
             }
             fwd::strip_hop_by_hop(resp.headers_mut(), false);
         }
-        resp.map(|b| match write_deadline {
+        let resp = resp.map(|b| match write_deadline {
             Some(at) => crate::deadline::Deadline::new(b, at, "write").boxed(),
             None => b.boxed(),
-        })
+        });
+        if slots.is_empty() {
+            resp
+        } else {
+            resp.map(|b| crate::body::Held::wrap(b, slots))
+        }
     }
 }

@@ -278,6 +278,7 @@ impl Runtime {
                             retry: ctx.retry,
                             upgrade: arrival.upgrade,
                             fields: &arrival.fields,
+                            slots: std::mem::take(&mut ctx.slots),
                         };
                         let forwarded = std::mem::take(&mut ctx.forwarded);
                         self.forward(out, forwarded, req).await
@@ -369,6 +370,7 @@ impl Runtime {
             retry: crate::middleware::retry::Retry::DEFAULT,
             upgrade: false,
             fields: &fields,
+            slots: Vec::new(),
         };
         self.forward(out, e.forwarded, req).await
     }

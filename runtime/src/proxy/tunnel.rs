@@ -212,6 +212,8 @@ impl Tunnels {
         (service, url): (Arc<str>, Arc<str>),
         health_grace: Option<Duration>,
         shutdown_grace: Duration,
+        // inFlightReq slots: held while the tunnel is open, as Traefik's handler holds them.
+        slots: Vec<crate::middleware::in_flight::Slot>,
     ) {
         let follow = Follow {
             rx: self.watch(&service, &url),
@@ -223,6 +225,7 @@ impl Tunnels {
         OPEN.inc();
         tokio::spawn(async move {
             let _open = OpenGuard(this.clone());
+            let _slots = slots;
             let (Ok(c), Ok(u)) = (client.await, upstream.await) else {
                 return;
             };
