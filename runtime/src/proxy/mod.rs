@@ -6,7 +6,8 @@
 //! 3. **route** — the entry point's redirect and internal routes, then its route table;
 //! 4. **middlewares** — the router's built chain ([`crate::middleware`]);
 //! 5. **pick, forward / upgrade, retry** — [`forward`], with request mirroring ([`mirror`]);
-//! 6. **respond** — the chain's response edits;
+//! 6. **respond** — the chain's response edits, then its stages innermost first (`errors`
+//!    replaces a caught answer by its page service's);
 //! 7. **observe** — metrics and the access log when the response body ends
 //!    ([`crate::observe`]).
 //!
