@@ -297,6 +297,8 @@ nginx_paths() {
 # `bridgectl build --profile dev`. Serve it with
 #   bridge-runtime DIR/plan.json --bind web=127.0.0.1:PORT
 # BRIDGE_PLAN_CTL: another build's bridgectl (for that build's runtime, whose plan version may differ).
+# BRIDGE_PLAN_MIDDLEWARE: one middleware for the router, as a YAML flow mapping, e.g.
+#   '{rateLimit: {average: 1000000, burst: 1000000}}' (what a middleware costs per request).
 bridge_plan() {
   local dir=$1 interval="" hpath=/health/active s
   shift
@@ -325,6 +327,11 @@ YML
     echo "      rule: \"PathPrefix(\`/\`)\""
     echo "      service: central"
     echo "      entryPoints: [web]"
+    if [[ -n ${BRIDGE_PLAN_MIDDLEWARE:-} ]]; then
+      echo "      middlewares: [bench]"
+      echo "  middlewares:"
+      echo "    bench: $BRIDGE_PLAN_MIDDLEWARE"
+    fi
     echo "  services:"
     echo "    central:"
     echo "      loadBalancer:"
