@@ -90,7 +90,10 @@ fn errors_replaces_caught_answers_with_the_page_services_as_traefik_does() {
     let pages = backend("pages")
         .answer(|r| Reply {
             status: "200 OK".into(),
-            fields: "Content-Type: text/html\r\nX-Page: 1\r\n".into(),
+            fields: format!(
+                "Content-Type: text/html\r\nX-Page: 1\r\nX-Seen-Xff: {}\r\n",
+                r.header("x-forwarded-for").unwrap_or("none")
+            ),
             body: format!(
                 "page {} {} host={} cookie={}",
                 r.method,
@@ -181,7 +184,13 @@ fn errors_replaces_caught_answers_with_the_page_services_as_traefik_does() {
         &dynamic,
         &["plain", "query", "dead", "unreachable", "guarded"],
     );
-    let compare = &["content-type", "x-page", "x-app", "set-cookie"];
+    let compare = &[
+        "content-type",
+        "x-page",
+        "x-app",
+        "set-cookie",
+        "x-seen-xff",
+    ];
     let probe = |target| Probe {
         method: "GET",
         target,
@@ -194,6 +203,8 @@ fn errors_replaces_caught_answers_with_the_page_services_as_traefik_does() {
     assert_eq!(got.text(), "page GET / host=test.local cookie=c=1");
     assert_eq!(got.header("x-page"), Some("1"));
     assert_eq!(got.header("x-app"), None);
+    // Traefik's page request carries no X-Forwarded-For.
+    assert_eq!(got.header("x-seen-xff"), Some("none"));
     let got = agree(&twin, &probe("/p/status/404"));
     assert_eq!((got.status, got.header("x-page")), (404, Some("1")));
     // Not caught: the app's answer untouched.

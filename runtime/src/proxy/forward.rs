@@ -40,6 +40,9 @@ pub(crate) struct Outbound<'a> {
     pub(crate) fields: &'a strict::Fields,
     /// inFlightReq slots, held until the answer is sent or the tunnel closes.
     pub(crate) slots: Vec<crate::middleware::in_flight::Slot>,
+    /// The peer goes into `X-Forwarded-For` (all but an `errors` page request, which Traefik
+    /// sends without it).
+    pub(crate) append_for: bool,
 }
 
 /// True for requests that may be sent again when the first server could not be reached: safe
@@ -95,7 +98,9 @@ impl Runtime {
         };
         let client_upgrade = out.upgrade.then(|| hyper::upgrade::on(&mut req));
         let may_retry = !out.upgrade && retryable(req.method(), out.fields);
-        forwarded.append_for(req.headers_mut(), &out.peer.ip_value);
+        if out.append_for {
+            forwarded.append_for(req.headers_mut(), &out.peer.ip_value);
+        }
         let (mut parts, body) = req.into_parts();
         let timeouts = &out.entry.timeouts;
         let started = tokio::time::Instant::now();

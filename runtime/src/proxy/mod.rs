@@ -280,6 +280,7 @@ impl Runtime {
                             upgrade: arrival.upgrade,
                             fields: &arrival.fields,
                             slots: std::mem::take(&mut ctx.slots),
+                            append_for: true,
                         };
                         let forwarded = std::mem::take(&mut ctx.forwarded);
                         self.forward(out, forwarded, req).await
@@ -372,6 +373,7 @@ impl Runtime {
             upgrade: false,
             fields: &fields,
             slots: Vec::new(),
+            append_for: false,
         };
         self.forward(out, e.forwarded, req).await
     }
