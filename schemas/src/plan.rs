@@ -1448,6 +1448,17 @@ pub struct StatusRange {
     pub to: u16,
 }
 
+impl std::fmt::Display for StatusRange {
+    /// As Traefik writes it: `404` or `500-599`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.from == self.to {
+            write!(f, "{}", self.from)
+        } else {
+            write!(f, "{}-{}", self.from, self.to)
+        }
+    }
+}
+
 /// Prometheus metrics (Traefik's `metrics.prometheus`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

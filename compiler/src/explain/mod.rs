@@ -440,17 +440,7 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
             format!("{} at once per {}", f.amount, criterion(&f.source)),
         ),
         MiddlewareKind::Errors(e) => {
-            let codes: Vec<String> = e
-                .status
-                .iter()
-                .map(|r| {
-                    if r.from == r.to {
-                        r.from.to_string()
-                    } else {
-                        format!("{}-{}", r.from, r.to)
-                    }
-                })
-                .collect();
+            let codes: Vec<String> = e.status.iter().map(ToString::to_string).collect();
             (
                 "errors",
                 format!("{} → {} {}", codes.join(","), e.service, e.query),

@@ -951,11 +951,11 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
             "errors",
             "errors",
             json!({
-                "status": e.status.iter().map(status_range).collect::<Vec<_>>(),
+                "status": e.status.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "statusRewrites": e
                     .status_rewrites
                     .iter()
-                    .map(|r| (status_range(&r.range), json!(r.status)))
+                    .map(|r| (r.range.to_string(), json!(r.status)))
                     .collect::<Map<_, _>>(),
                 "service": e.service,
                 "query": e.query,
@@ -977,15 +977,6 @@ fn source_criterion(c: &bridge_plan::SourceCriterion) -> Value {
         }}),
         bridge_plan::SourceCriterion::RequestHeader(h) => json!({ "requestHeaderName": h }),
         bridge_plan::SourceCriterion::RequestHost => json!({ "requestHost": true }),
-    }
-}
-
-/// A status range as Traefik writes it: `404` or `500-599`.
-fn status_range(r: &bridge_plan::StatusRange) -> String {
-    if r.from == r.to {
-        r.from.to_string()
-    } else {
-        format!("{}-{}", r.from, r.to)
     }
 }
 

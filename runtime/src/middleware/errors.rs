@@ -77,6 +77,11 @@ impl ErrorPages {
         })
     }
 
+    /// The query names `{url}`: only then is the request's path kept for the page request.
+    pub(crate) fn wants_url(&self) -> bool {
+        self.query.contains(&Part::Url)
+    }
+
     /// The status the client gets when `status` is caught.
     pub(crate) fn catches(&self, status: StatusCode) -> Option<StatusCode> {
         let code = status.as_u16();

@@ -40,12 +40,12 @@ impl Drop for Slot {
 }
 
 impl InFlight {
-    pub(crate) fn from_plan(c: &bridge_plan::InFlightReq) -> Self {
-        Self {
+    pub(crate) fn from_plan(c: &bridge_plan::InFlightReq) -> Result<Self, super::MiddlewareError> {
+        Ok(Self {
             amount: c.amount,
-            source: Source::from_plan(&c.source),
+            source: Source::from_plan(&c.source)?,
             counts: Arc::default(),
-        }
+        })
     }
 
     /// A slot for `key`; `None` when its source has `amount` in flight.
@@ -89,6 +89,7 @@ mod tests {
             amount,
             source: bridge_plan::SourceCriterion::RequestHost,
         })
+        .unwrap()
     }
 
     #[test]

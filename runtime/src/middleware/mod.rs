@@ -62,6 +62,15 @@ pub enum MiddlewareError {
     },
 }
 
+/// Compiles an expression of the plan; `field` names the option in the error.
+pub(crate) fn compile(field: &'static str, regex: &str) -> Result<regex::Regex, MiddlewareError> {
+    regex::Regex::new(regex).map_err(|source| MiddlewareError::Regex {
+        field,
+        regex: regex.to_owned(),
+        source,
+    })
+}
+
 /// One built middleware.
 #[derive(Debug)]
 pub(crate) enum Middleware {
@@ -173,7 +182,7 @@ pub(crate) struct ErrorsAt<'a> {
     pub(crate) pages: &'a errors::ErrorPages,
     /// The fields the page request carries.
     pub(crate) fields: HeaderMap,
-    /// Path and query at the middleware (for `{url}`).
+    /// Path and query at the middleware, when the query uses `{url}` (else empty).
     pub(crate) path_and_query: String,
     /// The forwarding fields at the middleware.
     pub(crate) forwarded: Forwarded,
@@ -222,8 +231,8 @@ impl Middleware {
             K::Retry(c) => Self::Retry(retry::Retry::from_plan(c)),
             K::Headers(c) => Self::Headers(headers::Headers::from_plan(c)?),
             K::Errors(c) => Self::Errors(errors::ErrorPages::from_plan(c, service_id)?),
-            K::RateLimit(c) => Self::RateLimit(rate_limit::RateLimit::from_plan(c)),
-            K::InFlightReq(c) => Self::InFlight(in_flight::InFlight::from_plan(c)),
+            K::RateLimit(c) => Self::RateLimit(rate_limit::RateLimit::from_plan(c)?),
+            K::InFlightReq(c) => Self::InFlight(in_flight::InFlight::from_plan(c)?),
         })
     }
 
@@ -278,7 +287,11 @@ impl Middleware {
                 ctx.response.stages.push(Stage::Errors(ErrorsAt {
                     pages,
                     fields: pages.fields(req.headers()),
-                    path_and_query: ctx.path_and_query.clone().into_owned(),
+                    path_and_query: if pages.wants_url() {
+                        ctx.path_and_query.clone().into_owned()
+                    } else {
+                        String::new()
+                    },
                     forwarded: ctx.forwarded.clone(),
                 }));
                 Flow::Continue

@@ -66,13 +66,7 @@ impl StripPrefixRegex {
         let regexes = c
             .regex
             .iter()
-            .map(|r| {
-                regex::Regex::new(r).map_err(|source| MiddlewareError::Regex {
-                    field: "regex",
-                    regex: r.clone(),
-                    source,
-                })
-            })
+            .map(|r| super::compile("regex", r))
             .collect::<Result<_, _>>()?;
         Ok(Self { regexes })
     }
@@ -143,13 +137,8 @@ impl ReplacePath {
 
 impl ReplacePathRegex {
     pub(crate) fn from_plan(c: &bridge_plan::ReplacePathRegex) -> Result<Self, MiddlewareError> {
-        let regex = regex::Regex::new(&c.regex).map_err(|source| MiddlewareError::Regex {
-            field: "regex",
-            regex: c.regex.clone(),
-            source,
-        })?;
         Ok(Self {
-            regex,
+            regex: super::compile("regex", &c.regex)?,
             replacement: c.replacement.clone(),
         })
     }

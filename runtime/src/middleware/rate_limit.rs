@@ -53,7 +53,7 @@ pub(crate) enum Decision {
 }
 
 impl RateLimit {
-    pub(crate) fn from_plan(c: &bridge_plan::RateLimit) -> Self {
+    pub(crate) fn from_plan(c: &bridge_plan::RateLimit) -> Result<Self, super::MiddlewareError> {
         let period = Duration::from_millis(c.period_ms.max(1));
         // The compiler refuses a zero average; a zero here limits nothing, as in Traefik.
         let rate = if c.average == 0 {
@@ -61,7 +61,11 @@ impl RateLimit {
         } else {
             c.average as f64 / period.as_secs_f64()
         };
-        Self::new(rate, c.burst.max(1) as f64, Source::from_plan(&c.source))
+        Ok(Self::new(
+            rate,
+            c.burst.max(1) as f64,
+            Source::from_plan(&c.source)?,
+        ))
     }
 
     fn new(rate: f64, burst: f64, source: Source) -> Self {
@@ -196,7 +200,8 @@ mod tests {
             period_ms,
             burst,
             source: bridge_plan::SourceCriterion::RequestHost,
-        });
+        })
+        .unwrap();
         l.source = Source::Ip(IpStrategy::new(0, &[], None));
         l
     }

@@ -55,13 +55,8 @@ impl RedirectScheme {
 
 impl RedirectRegex {
     pub(crate) fn from_plan(c: &bridge_plan::RedirectRegex) -> Result<Self, MiddlewareError> {
-        let regex = regex::Regex::new(&c.regex).map_err(|source| MiddlewareError::Regex {
-            field: "regex",
-            regex: c.regex.clone(),
-            source,
-        })?;
         Ok(Self {
-            regex,
+            regex: super::compile("regex", &c.regex)?,
             replacement: c.replacement.clone(),
             permanent: c.permanent,
         })

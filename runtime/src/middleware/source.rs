@@ -19,11 +19,12 @@ pub(crate) struct IpStrategy {
 }
 
 /// A source as a key: the address when there is one (no allocation for the common case), else
-/// the text Traefik would use (an entry that is not an address, a field's value, a host).
+/// the text Traefik would use (an entry that is not an address, a field's value, a host) —
+/// shared, so inFlightReq's table and the request's slot hold one copy.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Key {
     Ip(IpAddr),
-    Text(Box<str>),
+    Text(std::sync::Arc<str>),
 }
 
 impl IpStrategy {
@@ -104,17 +105,21 @@ pub(crate) enum Source {
 }
 
 impl Source {
-    pub(crate) fn from_plan(c: &bridge_plan::SourceCriterion) -> Self {
-        match c {
+    pub(crate) fn from_plan(
+        c: &bridge_plan::SourceCriterion,
+    ) -> Result<Self, super::MiddlewareError> {
+        Ok(match c {
             bridge_plan::SourceCriterion::Ip(s) => Self::Ip(IpStrategy::from_plan(s)),
-            bridge_plan::SourceCriterion::RequestHeader(h) => HeaderName::from_bytes(h.as_bytes())
-                // The compiler checked the name; an invalid one cannot be in any request.
-                .map_or_else(
-                    |_| Self::Header(HeaderName::from_static("x-invalid-name")),
-                    Self::Header,
-                ),
+            bridge_plan::SourceCriterion::RequestHeader(h) => {
+                Self::Header(HeaderName::from_bytes(h.as_bytes()).map_err(|_| {
+                    super::MiddlewareError::Value {
+                        option: "sourceCriterion.requestHeaderName",
+                        value: h.clone(),
+                    }
+                })?)
+            }
             bridge_plan::SourceCriterion::RequestHost => Self::Host,
-        }
+        })
     }
 
     /// The source of a request: its address, its first `field` value, or its host as sent.
