@@ -12,6 +12,9 @@
 use bridge_tests::backends::{Reply, backend};
 use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 
+#[path = "differential/compress.rs"]
+mod compress;
+
 /// A backend that answers `<target> replaced=<X-Replaced-Path>`.
 fn path_echo() -> bridge_tests::backends::Backend {
     backend("app")

@@ -35,6 +35,66 @@ fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
     })
 }
 
+/// `compress` as Traefik builds it: unknown names were refused by check; a coding written twice
+/// ranks by its last place (Traefik's priority map), while `*` stands for the default encoding or
+/// else the first one as written; `application/grpc` always leads the excluded types.
+fn compress(x: &dy::Compress) -> plan::Compress {
+    let coding = |s: &str| match s {
+        "gzip" => Some(plan::ContentCoding::Gzip),
+        "br" => Some(plan::ContentCoding::Br),
+        "zstd" => Some(plan::ContentCoding::Zstd),
+        _ => None,
+    };
+    let written: Vec<plan::ContentCoding> = x
+        .encodings
+        .iter()
+        .flatten()
+        .filter_map(|s| coding(s))
+        .collect();
+    let written = if written.is_empty() {
+        vec![
+            plan::ContentCoding::Gzip,
+            plan::ContentCoding::Br,
+            plan::ContentCoding::Zstd,
+        ]
+    } else {
+        written
+    };
+    let mut ranked: Vec<(usize, plan::ContentCoding)> = Vec::new();
+    for (i, c) in written.iter().enumerate() {
+        ranked.retain(|(_, seen)| seen != c);
+        ranked.push((i, *c));
+    }
+    let default_encoding = x.default_encoding.as_deref().and_then(coding);
+    let types = |list: &Option<Vec<String>>| -> Vec<String> {
+        list.iter()
+            .flatten()
+            .filter_map(|t| bridge_plan::media_type::parse(t).ok())
+            .collect()
+    };
+    let included = types(&x.included_content_types);
+    let media_types = if included.is_empty() {
+        let mut excluded = vec!["application/grpc".to_owned()];
+        excluded.extend(types(&x.excluded_content_types));
+        plan::MediaTypeFilter::Exclude(excluded)
+    } else {
+        plan::MediaTypeFilter::Include(included)
+    };
+    plan::Compress {
+        encodings: ranked.into_iter().map(|(_, c)| c).collect(),
+        wildcard: default_encoding
+            .or_else(|| written.first().copied())
+            .unwrap_or(plan::ContentCoding::Gzip),
+        default_encoding,
+        min_response_body_bytes: x
+            .min_response_body_bytes
+            .and_then(|n| u64::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(1024),
+        media_types,
+    }
+}
+
 /// Traefik's sourceCriterion; none set means the client address (rateLimit) or the request
 /// host (inFlightReq, `host_by_default`). More than one set was refused by `check`.
 fn source_criterion(
@@ -742,6 +802,9 @@ impl Resolver<'_> {
                     .max(1),
                 source: source_criterion(x.source_criterion.as_ref(), false),
             }));
+        }
+        if let Some(x) = &m.compress {
+            return Some(K::Compress(compress(x)));
         }
         if let Some(x) = &m.in_flight_req {
             return Some(K::InFlightReq(plan::InFlightReq {

@@ -41,11 +41,22 @@ pub(crate) fn empty_request() -> ReqBody {
         .boxed_unsync()
 }
 
+/// An answer the proxy makes itself, with its `Content-Length` (as Go's server sends a small
+/// handler answer; `compress` also tells the proxy's own answers, written at once, from a server's
+/// answer without length, which Traefik's proxy flushes chunk by chunk).
+pub(crate) fn answer(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    let body = body.into();
+    let len = HeaderValue::from(body.len());
+    let mut r = Response::new(full(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_LENGTH, len);
+    r
+}
+
 /// A canned plain-text answer of the proxy itself (`404 page not found\n`, `Bad Gateway`…),
 /// worded as Traefik words it.
 pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
-    let mut r = Response::new(full(Bytes::from_static(body.as_bytes())));
-    *r.status_mut() = status;
+    let mut r = answer(status, Bytes::from_static(body.as_bytes()));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
@@ -55,8 +66,7 @@ pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
 
 /// A plain-text answer with a body made at run time (an ACME HTTP-01 key authorization).
 pub(crate) fn text_owned(status: StatusCode, body: String) -> Response<Body> {
-    let mut r = Response::new(full(Bytes::from(body)));
-    *r.status_mut() = status;
+    let mut r = answer(status, Bytes::from(body));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
@@ -82,9 +92,7 @@ pub(crate) fn gateway_timeout() -> Response<Body> {
 
 /// The status text alone, without `Content-Type` (Traefik's proxy errors have none).
 fn bare(status: StatusCode, body: &'static str) -> Response<Body> {
-    let mut r = Response::new(full(Bytes::from_static(body.as_bytes())));
-    *r.status_mut() = status;
-    r
+    answer(status, Bytes::from_static(body.as_bytes()))
 }
 
 /// A body that keeps `keep` alive until it is dropped — after its last frame was sent, or when

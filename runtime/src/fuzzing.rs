@@ -39,3 +39,9 @@ pub fn render(runtime: &Runtime) {
         );
     }
 }
+
+/// Runs `compress` over a request's `Accept-Encoding` and `Content-Type`, an answer's type and
+/// body (NUL-separated; see the function it calls): negotiation, decision, encoder round trip.
+pub fn compress(data: &[u8]) {
+    crate::middleware::compress::fuzz(data);
+}

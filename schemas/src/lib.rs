@@ -13,6 +13,7 @@
 
 pub mod canonical;
 pub mod error;
+pub mod media_type;
 pub mod plan;
 pub mod rule;
 #[cfg(feature = "schema")]

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 7;
+pub const PLAN_VERSION: u32 = 8;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -480,6 +480,8 @@ pub enum MiddlewareKind {
     RateLimit(RateLimit),
     /// Limits the requests in flight at once per source.
     InFlightReq(InFlightReq),
+    /// Compresses answers (gzip, brotli, zstd) as the client accepts them.
+    Compress(Compress),
 }
 
 /// `stripPrefix`.
@@ -709,6 +711,62 @@ pub struct InFlightReq {
     pub amount: u64,
     /// What a source is (Traefik's default for inFlightReq: the request's host).
     pub source: SourceCriterion,
+}
+
+/// `compress`: answers are encoded with the coding the client's `Accept-Encoding` and this
+/// middleware's priorities agree on, once at least `min_response_body_bytes` of the body came.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Compress {
+    /// Codings by priority, highest first; a tie in the client's weights goes to the earlier.
+    pub encodings: Vec<ContentCoding>,
+    /// What `*` in `Accept-Encoding` stands for (Traefik: the default encoding, else the first
+    /// encoding as written).
+    pub wildcard: ContentCoding,
+    /// The coding used when the request has no `Accept-Encoding` at all; `null`: none.
+    pub default_encoding: Option<ContentCoding>,
+    /// Smallest body, in bytes, that is compressed (Traefik's default 1024).
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
+    pub min_response_body_bytes: u64,
+    /// Which media types (lower case, without parameters) are compressed.
+    pub media_types: MediaTypeFilter,
+}
+
+/// A content coding the runtime can produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ContentCoding {
+    /// `gzip` (RFC 1952).
+    Gzip,
+    /// `br`, brotli (RFC 7932).
+    Br,
+    /// `zstd`, Zstandard (RFC 8878).
+    Zstd,
+}
+
+impl ContentCoding {
+    /// The coding's token in `Accept-Encoding` and `Content-Encoding`.
+    pub const fn token(self) -> &'static str {
+        match self {
+            Self::Gzip => "gzip",
+            Self::Br => "br",
+            Self::Zstd => "zstd",
+        }
+    }
+}
+
+/// `compress`'s content-type lists, mutually exclusive in Traefik.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum MediaTypeFilter {
+    /// Every type but these; `application/grpc` is always among them, and a request whose own
+    /// `Content-Type` is one of them is not compressed either.
+    Exclude(Vec<String>),
+    /// Only these types (a request of type `application/grpc` is still not compressed).
+    Include(Vec<String>),
 }
 
 /// How requests are grouped into sources (Traefik's `sourceCriterion`).

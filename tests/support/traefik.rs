@@ -71,6 +71,11 @@ pub struct Twin {
 }
 
 impl Twin {
+    /// bridge-runtime's process id (to read its memory).
+    pub fn bridge_pid(&self) -> u32 {
+        self._bridge.id()
+    }
+
     /// Both entry points, bridge-runtime's first, each with its name.
     pub fn targets(&self) -> Vec<(&'static str, SocketAddr)> {
         let mut out = vec![("bridge", self.bridge)];

@@ -414,6 +414,25 @@ fn criterion(c: &bridge_plan::SourceCriterion) -> String {
     }
 }
 
+fn compress(c: &bridge_plan::Compress) -> String {
+    let codings: Vec<&str> = c.encodings.iter().map(|e| e.token()).collect();
+    let mut out = format!(
+        "{} from {} bytes",
+        codings.join(","),
+        c.min_response_body_bytes
+    );
+    if let Some(d) = c.default_encoding {
+        out.push_str(&format!(", {} without Accept-Encoding", d.token()));
+    }
+    match &c.media_types {
+        bridge_plan::MediaTypeFilter::Exclude(t) => out.push_str(&format!(", not {}", t.join(","))),
+        bridge_plan::MediaTypeFilter::Include(t) => {
+            out.push_str(&format!(", only {}", t.join(",")))
+        }
+    }
+    out
+}
+
 fn middleware(mw: &Middleware) -> (&'static str, String) {
     match &mw.kind {
         MiddlewareKind::StripPrefix(m) => ("strip_prefix", list("prefixes", &m.prefixes)),
@@ -439,6 +458,7 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
             "in_flight_req",
             format!("{} at once per {}", f.amount, criterion(&f.source)),
         ),
+        MiddlewareKind::Compress(c) => ("compress", compress(c)),
         MiddlewareKind::Errors(e) => {
             let codes: Vec<String> = e.status.iter().map(ToString::to_string).collect();
             (

@@ -514,7 +514,7 @@ pub struct Middleware {
     pub circuit_breaker: Option<CircuitBreaker>,
     /// Compresses responses (gzip, brotli, zstd); `{}` enables it with defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
+    #[schemars(extend("x-allow-empty" = true))]
     pub compress: Option<Compress>,
     /// Enables Content-Type auto-detection for responses without one; `{}` enables it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -672,19 +672,23 @@ pub struct CircuitBreaker {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Compress {
-    /// Content types never compressed (exclusive with includedContentTypes; default: none).
+    /// Media types never compressed, parameters ignored (exclusive with includedContentTypes;
+    /// `application/grpc` is always excluded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excluded_content_types: Option<Vec<String>>,
-    /// Only these content types are compressed (exclusive with excludedContentTypes; default: all).
+    /// Only these media types are compressed, parameters ignored (exclusive with
+    /// excludedContentTypes; default: every type).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub included_content_types: Option<Vec<String>>,
-    /// Smallest response body in bytes that is compressed (default: 1024).
+    /// Smallest response body in bytes that is compressed (default 1024; 0 or less is the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_response_body_bytes: Option<i64>,
-    /// Allowed encodings in preference order (default: zstd, br, gzip).
+    /// Allowed encodings among `gzip`, `br` and `zstd`; on equal client weights the earlier wins
+    /// (default: gzip, br, zstd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encodings: Option<Vec<String>>,
-    /// Encoding used when the client's Accept-Encoding names none (default: none, no compression).
+    /// Encoding used when the request has no Accept-Encoding, and for `*` (one of `encodings`;
+    /// default: none, such requests are not compressed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_encoding: Option<String>,
 }

@@ -41,6 +41,9 @@ impl<'a> Ctx<'a> {
             if let Some(r) = &m.rate_limit {
                 self.check_rate_limit(name, fi, &format!("{base}/rateLimit"), r);
             }
+            if let Some(c) = &m.compress {
+                self.check_compress(name, fi, &format!("{base}/compress"), c);
+            }
             if let Some(f) = &m.in_flight_req {
                 self.check_in_flight(name, fi, &format!("{base}/inFlightReq"), f);
             }

@@ -947,6 +947,29 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
             "inflightreq",
             json!({ "amount": f.amount, "sourceCriterion": source_criterion(&f.source) }),
         ),
+        MiddlewareKind::Compress(c) => {
+            let (excluded, included) = match &c.media_types {
+                // Traefik shows the configuration as written; its built-in gRPC entry is not.
+                bridge_plan::MediaTypeFilter::Exclude(t) => (
+                    t.iter()
+                        .filter(|t| *t != "application/grpc")
+                        .collect::<Vec<_>>(),
+                    Vec::new(),
+                ),
+                bridge_plan::MediaTypeFilter::Include(t) => (Vec::new(), t.iter().collect()),
+            };
+            (
+                "compress",
+                "compress",
+                json!({
+                    "excludedContentTypes": excluded,
+                    "includedContentTypes": included,
+                    "minResponseBodyBytes": c.min_response_body_bytes,
+                    "encodings": c.encodings.iter().map(|e| e.token()).collect::<Vec<_>>(),
+                    "defaultEncoding": c.default_encoding.map(|e| e.token()),
+                }),
+            )
+        }
         MiddlewareKind::Errors(e) => (
             "errors",
             "errors",

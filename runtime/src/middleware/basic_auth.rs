@@ -307,6 +307,10 @@ pub(crate) fn unauthorized(realm: &str) -> Response<Bytes> {
     let headers = response.headers_mut();
     headers.insert(header::WWW_AUTHENTICATE, challenge);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    headers.insert(
+        header::CONTENT_LENGTH,
+        HeaderValue::from(UNAUTHORIZED_BODY.len()),
+    );
     response
 }
 
@@ -796,7 +800,8 @@ mod tests {
     fn unauthorized_response_shape() {
         let response = unauthorized("my realm");
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-        assert_eq!(response.headers().len(), 2);
+        assert_eq!(response.headers().len(), 3);
+        assert_eq!(response.headers()[header::CONTENT_LENGTH], "17");
         assert_eq!(
             response.headers()[header::WWW_AUTHENTICATE],
             "Basic realm=\"my realm\""

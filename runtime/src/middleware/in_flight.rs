@@ -71,12 +71,10 @@ impl InFlight {
 
     /// Traefik's refusal: 429 `max connections reached: N`, no `Content-Type`.
     pub(crate) fn refusal(&self) -> Response<Body> {
-        let mut r = Response::new(crate::body::full(format!(
-            "max connections reached: {}",
-            self.amount
-        )));
-        *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-        r
+        crate::body::answer(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("max connections reached: {}", self.amount),
+        )
     }
 }
 

@@ -17,6 +17,7 @@ use crate::body::Body;
 use crate::proxy::forwarded_headers::Forwarded;
 
 pub(crate) mod basic_auth;
+pub(crate) mod compress;
 pub(crate) mod cors;
 pub(crate) mod errors;
 pub(crate) mod headers;
@@ -88,6 +89,7 @@ pub(crate) enum Middleware {
     Errors(errors::ErrorPages),
     RateLimit(rate_limit::RateLimit),
     InFlight(in_flight::InFlight),
+    Compress(compress::Compress),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -174,6 +176,8 @@ pub(crate) struct ResponseEdits<'a> {
 pub(crate) enum Stage<'a> {
     /// `errors`: the request as it was at the middleware, for the page request.
     Errors(ErrorsAt<'a>),
+    /// `compress`: what the request's negotiation chose.
+    Compress(&'a compress::Compress, compress::Choice),
 }
 
 /// An `errors` middleware and the request as it reached it.
@@ -233,6 +237,7 @@ impl Middleware {
             K::Errors(c) => Self::Errors(errors::ErrorPages::from_plan(c, service_id)?),
             K::RateLimit(c) => Self::RateLimit(rate_limit::RateLimit::from_plan(c)?),
             K::InFlightReq(c) => Self::InFlight(in_flight::InFlight::from_plan(c)?),
+            K::Compress(c) => Self::Compress(compress::Compress::from_plan(c)),
         })
     }
 
@@ -282,6 +287,13 @@ impl Middleware {
                     }
                     None => Flow::Respond(m.refusal()),
                 }
+            }
+            Self::Compress(m) => {
+                let choice = m.choose(req.method(), req.headers());
+                if choice != compress::Choice::Pass {
+                    ctx.response.stages.push(Stage::Compress(m, choice));
+                }
+                Flow::Continue
             }
             Self::Errors(pages) => {
                 ctx.response.stages.push(Stage::Errors(ErrorsAt {

@@ -134,8 +134,7 @@ impl RateLimit {
 
     /// Traefik's refusal: `Too Many Requests`, no newline, no `Content-Type`.
     pub(crate) fn refusal(wait: Duration) -> Response<Body> {
-        let mut r = Response::new(crate::body::full("Too Many Requests"));
-        *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        let mut r = crate::body::answer(StatusCode::TOO_MANY_REQUESTS, "Too Many Requests");
         let secs = wait.as_secs_f64().ceil();
         if let Ok(v) = HeaderValue::from_str(&format!("{secs:.0}")) {
             r.headers_mut().insert(http::header::RETRY_AFTER, v);

@@ -5,7 +5,7 @@
 use http::{HeaderValue, Method, Response, StatusCode, header};
 
 use super::{Flow, MiddlewareError, RequestCtx};
-use crate::body::{Body, full};
+use crate::body::Body;
 
 /// `redirectScheme`: a request that did not arrive with `scheme` is sent there.
 #[derive(Debug)]
@@ -115,8 +115,7 @@ pub(crate) fn status(permanent: bool, method: &Method) -> StatusCode {
 
 fn redirect(location: &str, permanent: bool, method: &Method) -> Response<Body> {
     let status = status(permanent, method);
-    let mut resp = Response::new(full(status.canonical_reason().unwrap_or("")));
-    *resp.status_mut() = status;
+    let mut resp = crate::body::answer(status, status.canonical_reason().unwrap_or(""));
     if let Ok(v) = HeaderValue::from_str(location) {
         resp.headers_mut().insert(header::LOCATION, v);
     }

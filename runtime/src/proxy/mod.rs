@@ -7,7 +7,7 @@
 //! 4. **middlewares** — the router's built chain ([`crate::middleware`]);
 //! 5. **pick, forward / upgrade, retry** — [`forward`], with request mirroring ([`mirror`]);
 //! 6. **respond** — the chain's response edits, then its stages innermost first (`errors`
-//!    replaces a caught answer by its page service's);
+//!    replaces a caught answer by its page service's, `compress` encodes the body);
 //! 7. **observe** — metrics and the access log when the response body ends
 //!    ([`crate::observe`]).
 //!
@@ -334,6 +334,12 @@ impl Runtime {
                     );
                     resp = Box::pin(self.error_page(e, sent, original, at)).await;
                     *resp.status_mut() = sent;
+                }
+                Stage::Compress(m, choice) => {
+                    resp = Box::pin(crate::middleware::compress::encode::respond(
+                        m, choice, resp,
+                    ))
+                    .await;
                 }
             }
         }
