@@ -803,6 +803,11 @@ impl Resolver<'_> {
                 source: source_criterion(x.source_criterion.as_ref(), false),
             }));
         }
+        if let Some(x) = &m.content_type {
+            return Some(K::ContentType(plan::ContentType {
+                detect: x.auto_detect != Some(false),
+            }));
+        }
         if let Some(x) = &m.compress {
             return Some(K::Compress(compress(x)));
         }

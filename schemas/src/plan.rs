@@ -482,6 +482,8 @@ pub enum MiddlewareKind {
     InFlightReq(InFlightReq),
     /// Compresses answers (gzip, brotli, zstd) as the client accepts them.
     Compress(Compress),
+    /// Gives an answer without `Content-Type` the type sniffed from its first bytes.
+    ContentType(ContentType),
 }
 
 /// `stripPrefix`.
@@ -731,6 +733,17 @@ pub struct Compress {
     pub min_response_body_bytes: u64,
     /// Which media types (lower case, without parameters) are compressed.
     pub media_types: MediaTypeFilter,
+}
+
+/// `contentType`: Traefik turns Go's sniffing of untyped answers off at its entry points; this
+/// middleware turns it back on for the routers using it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ContentType {
+    /// Sniff (`false`: the middleware does nothing, Traefik's reading of the deprecated
+    /// `autoDetect: false`).
+    pub detect: bool,
 }
 
 /// A content coding the runtime can produce.

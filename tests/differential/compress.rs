@@ -1,6 +1,6 @@
-//! `compress` through bridge-runtime and Traefik: the same answers (with and without a length,
-//! typed, untyped, encoded already, ranged, bodiless) asked for with the same `Accept-Encoding`
-//! lines under four configurations; the coding chosen, `Vary`, the fields each handler removes
+//! `compress` (and `contentType`, whose sniffing it interacts with) through bridge-runtime and
+//! Traefik: the same answers (with and without a length, typed, untyped, encoded already, ranged,
+//! bodiless) asked for with the same `Accept-Encoding` lines under four configurations; the coding chosen, `Vary`, the fields each handler removes
 //! and the *decoded* body must agree (the encoded bytes of two encoders never do). Then what
 //! only bridge-runtime is measured on: an answer without length streams chunk by chunk, and a
 //! 100 MB answer goes through in flat memory.
@@ -96,6 +96,10 @@ fn serve(s: TcpStream) {
             length("", &b, "200 OK")
         }
         "untyped" => length("", &text(3000), "200 OK"),
+        "untyped-small" => length("", b"<p>small</p>", "200 OK"),
+        "untyped-png" => length("", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "200 OK"),
+        "untyped-chunked" => chunked("", &[b"<html><body>", &text(2000)]),
+        "empty-type" => length("Content-Type: \r\n", b"<html>", "200 OK"),
         "bad-type" => length("Content-Type: text/html/x\r\n", &text(3000), "200 OK"),
         "encoded" => length(
             "Content-Type: text/plain\r\nContent-Encoding: identity\r\n",
@@ -197,18 +201,26 @@ const CONFIGS: &str = r#"
     default-br:
       compress:
         defaultEncoding: br
+    sniff:
+      contentType: {}
 "#;
+
+/// Router name, path prefix, middlewares.
+const ROUTERS: [(&str, &str, &str); 7] = [
+    ("defaults", "/d/", "defaults"),
+    ("custom", "/c/", "custom"),
+    ("include", "/i/", "include"),
+    ("default-br", "/b/", "default-br"),
+    ("sniff", "/s/", "sniff"),
+    ("sniff-then-compress", "/sc/", "sniff, defaults"),
+    ("compress-then-sniff", "/cs/", "defaults, sniff"),
+];
 
 fn dynamic(up: &Upstream) -> String {
     let mut d = String::from("http:\n  routers:\n");
-    for (name, prefix) in [
-        ("defaults", "/d/"),
-        ("custom", "/c/"),
-        ("include", "/i/"),
-        ("default-br", "/b/"),
-    ] {
+    for (name, prefix, chain) in ROUTERS {
         d.push_str(&format!(
-            "    {name}:\n      rule: \"PathPrefix(`{prefix}`)\"\n      entryPoints: [web]\n      middlewares: [{name}]\n      service: up\n"
+            "    {name}:\n      rule: \"PathPrefix(`{prefix}`)\"\n      entryPoints: [web]\n      middlewares: [{chain}]\n      service: up\n"
         ));
     }
     d.push_str(CONFIGS);
@@ -278,12 +290,8 @@ fn both(test: &str) -> (Upstream, tempfile::TempDir, Twin) {
     let oracle = oracle(test);
     let up = upstream();
     let dir = tempfile::tempdir().unwrap();
-    let twin = serve_twice(
-        dir.path(),
-        oracle.as_deref(),
-        &dynamic(&up),
-        &["defaults", "custom", "include", "default-br"],
-    );
+    let routers: Vec<&str> = ROUTERS.iter().map(|(name, _, _)| *name).collect();
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic(&up), &routers);
     (up, dir, twin)
 }
 
@@ -381,6 +389,63 @@ fn compress_negotiates_decides_and_encodes_as_traefik_does() {
         assert_eq!(grpc.header("vary"), None, "{who}");
         assert_eq!(grpc.header("content-encoding"), None, "{who}");
     }
+}
+
+#[test]
+fn content_type_sniffs_untyped_answers_as_traefik_does_also_beside_compress() {
+    let (_up, _dir, twin) =
+        both("content_type_sniffs_untyped_answers_as_traefik_does_also_beside_compress");
+    let answers = [
+        "untyped-html",
+        "untyped",
+        "untyped-small",
+        "untyped-png",
+        "untyped-chunked",
+        "empty-type",
+        "html",
+        "encoded",
+        "no-content",
+        "empty",
+    ];
+    for prefix in ["/s/", "/sc/", "/cs/", "/d/"] {
+        for name in answers {
+            for ae in [&[][..], &["gzip"], &["br"], &["zstd"]] {
+                ask(&twin, "GET", &format!("{prefix}{name}"), ae);
+            }
+        }
+    }
+    // bridge-runtime's own answers.
+    let ct = |target: &str, ae: &[&str]| {
+        ask(&twin, "GET", target, ae)
+            .header("content-type")
+            .map(str::to_owned)
+    };
+    assert_eq!(
+        ct("/s/untyped-html", &[]).as_deref(),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(ct("/s/untyped-png", &[]).as_deref(), Some("image/png"));
+    assert_eq!(
+        ct("/d/untyped-html", &[]),
+        None,
+        "Traefik does not sniff by default"
+    );
+    assert_eq!(ct("/s/empty-type", &[]).as_deref(), Some(""));
+    assert_eq!(
+        ct("/s/untyped-chunked", &[]),
+        None,
+        "Traefik's proxy flushes an answer without length before Go can sniff it"
+    );
+    assert_eq!(
+        ct("/sc/untyped-html", &["gzip"]).as_deref(),
+        Some("text/html; charset=utf-8"),
+        "gzip writes the type it sniffed"
+    );
+    assert_eq!(
+        ct("/sc/untyped-html", &["br"]),
+        None,
+        "Go does not sniff an encoded body"
+    );
 }
 
 /// Reads an answer's head and then body bytes as they come; the time each read arrived.

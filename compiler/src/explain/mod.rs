@@ -459,6 +459,15 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
             format!("{} at once per {}", f.amount, criterion(&f.source)),
         ),
         MiddlewareKind::Compress(c) => ("compress", compress(c)),
+        MiddlewareKind::ContentType(c) => (
+            "content_type",
+            if c.detect {
+                "sniff untyped answers"
+            } else {
+                "off (autoDetect: false)"
+            }
+            .to_owned(),
+        ),
         MiddlewareKind::Errors(e) => {
             let codes: Vec<String> = e.status.iter().map(ToString::to_string).collect();
             (

@@ -518,7 +518,7 @@ pub struct Middleware {
     pub compress: Option<Compress>,
     /// Enables Content-Type auto-detection for responses without one; `{}` enables it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
+    #[schemars(extend("x-allow-empty" = true))]
     pub content_type: Option<ContentType>,
     /// HTTP Digest authentication against a list of users.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -947,6 +947,15 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
             "inflightreq",
             json!({ "amount": f.amount, "sourceCriterion": source_criterion(&f.source) }),
         ),
+        MiddlewareKind::ContentType(c) => (
+            "contentType",
+            "contenttype",
+            if c.detect {
+                json!({})
+            } else {
+                json!({ "autoDetect": false })
+            },
+        ),
         MiddlewareKind::Compress(c) => {
             let (excluded, included) = match &c.media_types {
                 // Traefik shows the configuration as written; its built-in gRPC entry is not.

@@ -18,6 +18,7 @@ use crate::proxy::forwarded_headers::Forwarded;
 
 pub(crate) mod basic_auth;
 pub(crate) mod compress;
+pub(crate) mod content_type;
 pub(crate) mod cors;
 pub(crate) mod errors;
 pub(crate) mod headers;
@@ -90,6 +91,8 @@ pub(crate) enum Middleware {
     RateLimit(rate_limit::RateLimit),
     InFlight(in_flight::InFlight),
     Compress(compress::Compress),
+    /// `contentType`: sniff untyped answers (`false`: Traefik's `autoDetect: false`, a no-op).
+    ContentType(bool),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -169,6 +172,9 @@ pub(crate) struct ResponseEdits<'a> {
     cors: Vec<(&'a cors::Cors, String)>,
     /// In chain order; applied in reverse.
     pub(crate) stages: Vec<Stage<'a>>,
+    /// A `contentType` middleware asked for Go's sniffing of an untyped answer (done last, as
+    /// Go's server does it when the answer is written).
+    pub(crate) sniff: bool,
 }
 
 /// What a middleware does to the answer that comes back through it.
@@ -238,6 +244,7 @@ impl Middleware {
             K::RateLimit(c) => Self::RateLimit(rate_limit::RateLimit::from_plan(c)?),
             K::InFlightReq(c) => Self::InFlight(in_flight::InFlight::from_plan(c)?),
             K::Compress(c) => Self::Compress(compress::Compress::from_plan(c)),
+            K::ContentType(c) => Self::ContentType(c.detect),
         })
     }
 
@@ -287,6 +294,10 @@ impl Middleware {
                     }
                     None => Flow::Respond(m.refusal()),
                 }
+            }
+            Self::ContentType(on) => {
+                ctx.response.sniff |= *on;
+                Flow::Continue
             }
             Self::Compress(m) => {
                 let choice = m.choose(req.method(), req.headers());

@@ -299,17 +299,23 @@ impl Runtime {
                 resp
             }
         };
-        if ctx.response.stages.is_empty() {
-            return resp;
-        }
-        let stages = std::mem::take(&mut ctx.response.stages);
-        let at = Here {
-            entry,
-            peer: &peer,
-            host: host_value.as_ref(),
-            tls,
+        let sniff = ctx.response.sniff;
+        let resp = if ctx.response.stages.is_empty() {
+            resp
+        } else {
+            let stages = std::mem::take(&mut ctx.response.stages);
+            let at = Here {
+                entry,
+                peer: &peer,
+                host: host_value.as_ref(),
+                tls,
+            };
+            self.through_stages(resp, stages, &at, sniff).await
         };
-        self.through_stages(resp, stages, &at).await
+        if sniff {
+            return Box::pin(crate::middleware::content_type::sniffed(resp)).await;
+        }
+        resp
     }
 
     /// The answer back through the chain's stages, innermost first.
@@ -318,6 +324,7 @@ impl Runtime {
         mut resp: Response<Body>,
         stages: Vec<Stage<'_>>,
         at: &Here<'_>,
+        sniff: bool,
     ) -> Response<Body> {
         for stage in stages.into_iter().rev() {
             match stage {
@@ -337,7 +344,7 @@ impl Runtime {
                 }
                 Stage::Compress(m, choice) => {
                     resp = Box::pin(crate::middleware::compress::encode::respond(
-                        m, choice, resp,
+                        m, choice, resp, sniff,
                     ))
                     .await;
                 }

@@ -37,10 +37,15 @@ fn vary_first(fields: &mut HeaderMap) {
 }
 
 /// The answer as `compress` leaves it for a request that chose `choice` (not [`Choice::Pass`]).
+///
+/// `sniff`: a `contentType` middleware is in the chain, so gzhttp, which sniffs an untyped answer
+/// to decide, also writes the type it found (Traefik's br/zstd handler leaves an encoded answer
+/// untyped: Go does not sniff an encoded body).
 pub(crate) async fn respond(
     m: &Compress,
     choice: Choice,
     mut resp: Response<Body>,
+    sniff: bool,
 ) -> Response<Body> {
     vary_first(resp.headers_mut());
     let coding = match choice {
@@ -79,12 +84,22 @@ pub(crate) async fn respond(
                     }
                 }
                 Err(frame) => {
+                    typed(
+                        &mut parts.headers,
+                        sniff && coding == ContentCoding::Gzip,
+                        &held,
+                    );
                     let verdict = decider.end(&held);
                     let rest = Replay::trailers(frame.into_trailers().ok());
                     return finish(parts, coding, verdict, held, rest);
                 }
             },
             None => {
+                typed(
+                    &mut parts.headers,
+                    sniff && coding == ContentCoding::Gzip,
+                    &held,
+                );
                 let verdict = decider.end(&held);
                 return finish(parts, coding, verdict, held, Replay::trailers(None));
             }
@@ -98,6 +113,11 @@ pub(crate) async fn respond(
             }
         }
     };
+    typed(
+        &mut parts.headers,
+        sniff && coding == ContentCoding::Gzip,
+        &held,
+    );
     match verdict {
         Verdict::Encode => {
             start(&mut parts.headers, coding);
@@ -120,6 +140,19 @@ pub(crate) async fn respond(
             };
             Response::from_parts(parts, http_body_util::BodyExt::boxed(body))
         }
+    }
+}
+
+/// gzhttp's sniffed type, written when `contentType` re-enabled Go's detection.
+fn typed(fields: &mut HeaderMap, sniff: bool, held: &[u8]) {
+    let encoded = fields
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| !v.is_empty());
+    if sniff && !encoded && !held.is_empty() && !fields.contains_key(header::CONTENT_TYPE) {
+        fields.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(super::sniff::detect(held)),
+        );
     }
 }
 
@@ -392,6 +425,27 @@ enum Rest {
     Failed(Option<BoxError>),
 }
 
+/// `head`, then `rest`: an answer whose first bytes were read to decide on it.
+pub(crate) fn replay(head: Bytes, rest: Body) -> Body {
+    http_body_util::BodyExt::boxed(Replay {
+        head: Some(head),
+        rest: Rest::Body(rest),
+    })
+}
+
+/// A body that is only `trailers` (an answer whose trailers came before any data).
+pub(crate) fn trailers_only(trailers: HeaderMap) -> Body {
+    http_body_util::BodyExt::boxed(Replay::trailers(Some(trailers)))
+}
+
+/// A body that fails with `e` at once (an answer whose body failed while it was read to decide).
+pub(crate) fn failed(e: BoxError) -> Body {
+    http_body_util::BodyExt::boxed(Replay {
+        head: None,
+        rest: Rest::Failed(Some(e)),
+    })
+}
+
 /// The held bytes, then the rest.
 #[derive(Debug)]
 struct Replay {
@@ -521,7 +575,7 @@ mod tests {
             .build()
             .unwrap()
             .block_on(async {
-                let resp = respond(m, Choice::Encode(coding), resp).await;
+                let resp = respond(m, Choice::Encode(coding), resp, false).await;
                 let (parts, mut body) = resp.into_parts();
                 let mut frames = Vec::new();
                 while let Some(f) = body.frame().await {

@@ -488,7 +488,7 @@ pub(crate) fn fuzz(data: &[u8]) {
         return;
     };
     let (coding, sent) = rt.block_on(async {
-        let resp = encode::respond(&m, choice, resp).await;
+        let resp = encode::respond(&m, choice, resp, control & 0x20 != 0).await;
         let coding = resp
             .headers()
             .get(header::CONTENT_ENCODING)
