@@ -14,6 +14,8 @@ use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 
 #[path = "differential/compress.rs"]
 mod compress;
+#[path = "differential/forward_auth.rs"]
+mod forward_auth;
 
 /// A backend that answers `<target> replaced=<X-Replaced-Path>`.
 fn path_echo() -> bridge_tests::backends::Backend {

@@ -35,6 +35,27 @@ fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
     })
 }
 
+/// Go's `http.CanonicalHeaderKey`: the first letter and each after `-` upper case, the rest
+/// lower case; a name with a byte outside a token is left as it is.
+fn go_canonical_header(name: &str) -> String {
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if !name.bytes().all(token) {
+        return name.to_owned();
+    }
+    let mut upper = true;
+    name.chars()
+        .map(|c| {
+            let out = if upper {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            };
+            upper = c == '-';
+            out
+        })
+        .collect()
+}
+
 /// `compress` as Traefik builds it: unknown names were refused by check; a coding written twice
 /// ranks by its last place (Traefik's priority map), while `*` stands for the default encoding or
 /// else the first one as written; `application/grpc` always leads the excluded types.
@@ -801,6 +822,63 @@ impl Resolver<'_> {
                     .unwrap_or(1)
                     .max(1),
                 source: source_criterion(x.source_criterion.as_ref(), false),
+            }));
+        }
+        if let Some(x) = &m.forward_auth {
+            let p = format!("{base}/forwardAuth");
+            let tls = x.tls.clone().unwrap_or_default();
+            let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
+            if set(&tls.cert) || set(&tls.key) {
+                let p = format!("{p}/tls");
+                let span = self.key_span(fi, &p);
+                self.error(span, p, "forwardAuth client certificates (`tls.cert`, `tls.key`) are valid Traefik, but not supported by bridgectl plans yet".into());
+            }
+            if tls.ca.as_deref().is_some_and(|c| c.contains("-----BEGIN")) {
+                let p = format!("{p}/tls/ca");
+                let span = self.key_span(fi, &p);
+                self.error(span, p, "an inline PEM `tls.ca` is valid Traefik, but a plan references CA files by path; put the PEM in a file".into());
+            }
+            if x.forward_body == Some(true) {
+                let p = format!("{p}/forwardBody");
+                let span = self.key_span(fi, &p);
+                self.error(span, p, "forwardAuth `forwardBody` is valid Traefik, but not supported by bridgectl plans yet".into());
+            }
+            let names = |v: &Option<Vec<String>>| -> Vec<String> {
+                v.iter()
+                    .flatten()
+                    .filter(|h| !h.is_empty())
+                    .map(|h| go_canonical_header(h))
+                    .collect()
+            };
+            return Some(K::ForwardAuth(plan::ForwardAuth {
+                address: x.address.clone().unwrap_or_default(),
+                tls: plan::AuthTls {
+                    ca: tls.ca.clone().filter(|c| !c.is_empty()),
+                    insecure_skip_verify: tls.insecure_skip_verify.unwrap_or(false),
+                },
+                trust_forward_header: match x.trust_forward_header {
+                    None => plan::ForwardHeaderTrust::Unset,
+                    Some(true) => plan::ForwardHeaderTrust::Trusted,
+                    Some(false) => plan::ForwardHeaderTrust::Untrusted,
+                },
+                auth_response_headers: names(&x.auth_response_headers),
+                auth_response_headers_regex: x
+                    .auth_response_headers_regex
+                    .clone()
+                    .filter(|r| !r.is_empty()),
+                auth_request_headers: names(&x.auth_request_headers),
+                add_auth_cookies_to_response: x
+                    .add_auth_cookies_to_response
+                    .clone()
+                    .unwrap_or_default(),
+                header_field: x.header_field.clone().filter(|h| !h.is_empty()),
+                // Traefik: a negative limit is no limit.
+                max_response_body_size: x
+                    .max_response_body_size
+                    .and_then(|n| u64::try_from(n).ok()),
+                preserve_location_header: x.preserve_location_header.unwrap_or(false),
+                preserve_request_method: x.preserve_request_method.unwrap_or(false),
+                auth_signin_url: x.auth_signin_url.clone().filter(|u| !u.is_empty()),
             }));
         }
         if let Some(x) = &m.content_type {

@@ -241,7 +241,8 @@ impl Runtime {
             return Err(ServeError::Unsupported(unsupported));
         }
         let upstreams = Upstreams::from_plan(&plan)?;
-        let routers = routers(&plan, &upstreams)?;
+        let mut factory = ClientFactory::default();
+        let routers = routers(&plan, &upstreams, &mut factory, resolve)?;
         // ACME state outlives reloads: accounts, open orders and certificates carry over.
         let acme = old.map_or_else(|| Arc::new(Acme::default()), |o| o.acme.clone());
         let with_acme = !plan.certificate_resolvers.is_empty();
@@ -260,7 +261,6 @@ impl Runtime {
                 Ok(e)
             })
             .collect::<Result<_, ServeError>>()?;
-        let mut factory = ClientFactory::default();
         let servers = servers(&plan, resolve, &mut factory)?;
         let probe_clients = Arc::new(crate::upstream::probe::clients(
             &plan,
@@ -390,14 +390,24 @@ impl Runtime {
 
 /// Every router of the plan with its chain and service, by key. A middleware named by several
 /// routers is built once and shared.
-fn routers(plan: &Plan, upstreams: &Upstreams) -> Result<FastMap<String, Arc<Router>>, ServeError> {
+fn routers(
+    plan: &Plan,
+    upstreams: &Upstreams,
+    clients: &mut ClientFactory,
+    resolve: &HashMap<String, IpAddr>,
+) -> Result<FastMap<String, Arc<Router>>, ServeError> {
+    let service_id = |s: &str| upstreams.service_id(s);
     let mut middlewares: FastMap<&str, Arc<Middleware>> = FastMap::default();
     for (name, m) in &plan.middlewares {
-        let built = Middleware::from_plan(m, |s| upstreams.service_id(s)).map_err(|source| {
-            ServeError::Middleware {
-                name: name.clone(),
-                source,
-            }
+        let mut at = crate::middleware::Build {
+            name,
+            service_id: &service_id,
+            clients,
+            resolve,
+        };
+        let built = Middleware::from_plan(m, &mut at).map_err(|source| ServeError::Middleware {
+            name: name.clone(),
+            source,
         })?;
         middlewares.insert(name, Arc::new(built));
     }
@@ -416,14 +426,20 @@ fn routers(plan: &Plan, upstreams: &Upstreams) -> Result<FastMap<String, Arc<Rou
                 .filter(|p| Middleware::per_router(&p.kind))
             {
                 // Its own state for this router, as Traefik builds it.
-                Some(p) => chain.push(Arc::new(
-                    Middleware::from_plan(p, |s| upstreams.service_id(s)).map_err(|source| {
-                        ServeError::Middleware {
+                Some(p) => {
+                    let mut at = crate::middleware::Build {
+                        name: m,
+                        service_id: &service_id,
+                        clients,
+                        resolve,
+                    };
+                    chain.push(Arc::new(Middleware::from_plan(p, &mut at).map_err(
+                        |source| ServeError::Middleware {
                             name: m.clone(),
                             source,
-                        }
-                    })?,
-                )),
+                        },
+                    )?));
+                }
                 None => chain.push(shared.clone()),
             }
         }

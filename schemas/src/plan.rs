@@ -484,6 +484,8 @@ pub enum MiddlewareKind {
     Compress(Compress),
     /// Gives an answer without `Content-Type` the type sniffed from its first bytes.
     ContentType(ContentType),
+    /// Asks an authentication server about each request; a 2xx lets it through.
+    ForwardAuth(ForwardAuth),
 }
 
 /// `stripPrefix`.
@@ -744,6 +746,66 @@ pub struct ContentType {
     /// Sniff (`false`: the middleware does nothing, Traefik's reading of the deprecated
     /// `autoDetect: false`).
     pub detect: bool,
+}
+
+/// `forwardAuth`: each request is first sent (without body) to `address`; a 2xx answer lets it
+/// through with some of the answer's fields, any other answer is what the client gets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ForwardAuth {
+    /// The authentication server's URL, path and query used as written (`http` or `https`).
+    pub address: String,
+    /// TLS to an `https` address.
+    pub tls: AuthTls,
+    /// What is done with the request's `X-Forwarded-*` fields.
+    pub trust_forward_header: ForwardHeaderTrust,
+    /// Fields of a 2xx answer that replace the request's own (canonical names).
+    pub auth_response_headers: Vec<String>,
+    /// Fields of a 2xx answer whose canonical name this expression finds (unanchored) replace
+    /// the request's fields it finds; `null`: none.
+    pub auth_response_headers_regex: Option<String>,
+    /// Request fields sent to the authentication server; empty: all of them.
+    pub auth_request_headers: Vec<String>,
+    /// Cookies of a 2xx answer added to the client's answer, by name.
+    pub add_auth_cookies_to_response: Vec<String>,
+    /// Field of a 2xx answer whose first value is the access log's user; `null`: none.
+    pub header_field: Option<String>,
+    /// Largest answer body read from the authentication server (more: 401); `null`: no limit.
+    pub max_response_body_size: Option<u64>,
+    /// A relative `Location` of a refusal is passed on as written (else resolved against
+    /// `address`).
+    pub preserve_location_header: bool,
+    /// The authentication request uses the request's method (else `GET`).
+    pub preserve_request_method: bool,
+    /// A 401 becomes a 302 to this URL; `null`: the 401 is passed on.
+    pub auth_signin_url: Option<String>,
+}
+
+/// TLS to a `forwardAuth` server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AuthTls {
+    /// PEM file (path as written) of the CA that verifies the server; `null`: the system's
+    /// trust store.
+    pub ca: Option<String>,
+    /// Accept any certificate.
+    pub insecure_skip_verify: bool,
+}
+
+/// `forwardAuth`'s `trustForwardHeader`, whose three states Traefik reads differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ForwardHeaderTrust {
+    /// Not set: the request's `X-Forwarded-*` fields are sent on, `X-Forwarded-For`, `-Proto`,
+    /// `-Method`, `-Host` and `-Uri` overwritten, `-Port` never set.
+    Unset,
+    /// `true`: kept; the client appended to `X-Forwarded-For`, the others set when absent.
+    Trusted,
+    /// `false`: every `X-Forwarded-*` field (and `X-Real-Ip`) removed, then all set anew.
+    Untrusted,
 }
 
 /// A content coding the runtime can produce.

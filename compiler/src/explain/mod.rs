@@ -459,6 +459,19 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
             format!("{} at once per {}", f.amount, criterion(&f.source)),
         ),
         MiddlewareKind::Compress(c) => ("compress", compress(c)),
+        MiddlewareKind::ForwardAuth(f) => (
+            "forward_auth",
+            format!(
+                "{} ({:?}){}",
+                f.address,
+                f.trust_forward_header,
+                if f.auth_response_headers.is_empty() {
+                    String::new()
+                } else {
+                    format!(" → {}", f.auth_response_headers.join(","))
+                }
+            ),
+        ),
         MiddlewareKind::ContentType(c) => (
             "content_type",
             if c.detect {

@@ -533,7 +533,6 @@ pub struct Middleware {
     pub errors: Option<ErrorPage>,
     /// Delegates authentication to an external HTTP service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub forward_auth: Option<ForwardAuth>,
     /// Translates gRPC-Web requests to gRPC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -779,7 +778,8 @@ pub struct ForwardAuth {
     /// TLS settings for the connection to the authentication server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<ForwardAuthTls>,
-    /// Trusts the incoming X-Forwarded-* headers (default: false).
+    /// `true` keeps the request's X-Forwarded-* headers, `false` replaces them all; unset is
+    /// Traefik's legacy mode (some overwritten, the others passed on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust_forward_header: Option<bool>,
     /// Headers copied from the auth response to the forwarded request (default: none).
@@ -812,6 +812,11 @@ pub struct ForwardAuth {
     /// Uses the original request method for the auth request instead of GET (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preserve_request_method: Option<bool>,
+    /// A 401 from the auth server becomes a 302 redirect to this URL (default: none, the 401 is
+    /// passed on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "authSigninURL")]
+    pub auth_signin_url: Option<String>,
 }
 
 /// Client TLS settings of `forwardAuth`.
@@ -1685,7 +1690,7 @@ mod tests {
         let mw = &defs["Middleware"];
         assert_eq!(mw["maxProperties"], json!(1));
         assert_eq!(
-            mw["properties"]["forwardAuth"]["x-bridgectl"],
+            mw["properties"]["plugin"]["x-bridgectl"],
             json!("unsupported")
         );
         assert_eq!(mw["properties"]["compress"]["x-allow-empty"], json!(true));

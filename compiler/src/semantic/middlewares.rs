@@ -41,6 +41,9 @@ impl<'a> Ctx<'a> {
             if let Some(r) = &m.rate_limit {
                 self.check_rate_limit(name, fi, &format!("{base}/rateLimit"), r);
             }
+            if let Some(f) = &m.forward_auth {
+                self.check_forward_auth(name, fi, &format!("{base}/forwardAuth"), f);
+            }
             if let Some(c) = &m.compress {
                 self.check_compress(name, fi, &format!("{base}/compress"), c);
             }
@@ -81,6 +84,14 @@ impl<'a> Ctx<'a> {
                         .iter()
                         .map(|x| (x.clone(), format!("{base}/redirectRegex/regex"))),
                 );
+            }
+            if let Some(x) = m
+                .forward_auth
+                .as_ref()
+                .and_then(|f| f.auth_response_headers_regex.clone())
+                .filter(|x| !x.is_empty())
+            {
+                regexes.push((x, format!("{base}/forwardAuth/authResponseHeadersRegex")));
             }
             if let Some(r) = &m.replace_path_regex {
                 regexes.extend(

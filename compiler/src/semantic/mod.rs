@@ -9,7 +9,7 @@
 //! One checker, `Ctx`, spread over one `impl` block per file: this file holds the context, its
 //! location and reporting helpers, the duplicate names and the reference checks (`entity_ref`,
 //! `tls_option_ref`, cycles); `static_config`, `routers`, `services`, `middlewares` (with `traffic` for
-//! the traffic-shaping kinds and `compress`), `tls` and `bridge` check one part of the configuration each, and `values` has the value parsers they and
+//! the traffic-shaping kinds, `compress` and `forward_auth`), `tls` and `bridge` check one part of the configuration each, and `values` has the value parsers they and
 //! `crate::resolve` share.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +21,7 @@ use crate::source::{SourceMap, Span};
 mod acme;
 mod bridge;
 mod compress;
+mod forward_auth;
 mod middlewares;
 mod routers;
 mod services;

@@ -947,6 +947,31 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
             "inflightreq",
             json!({ "amount": f.amount, "sourceCriterion": source_criterion(&f.source) }),
         ),
+        MiddlewareKind::ForwardAuth(f) => (
+            "forwardAuth",
+            "forwardauth",
+            json!({
+                "address": f.address,
+                "tls": omit_empty(json!({
+                    "ca": f.tls.ca,
+                    "insecureSkipVerify": f.tls.insecure_skip_verify,
+                })),
+                "trustForwardHeader": match f.trust_forward_header {
+                    bridge_plan::ForwardHeaderTrust::Unset => Value::Null,
+                    bridge_plan::ForwardHeaderTrust::Trusted => json!(true),
+                    bridge_plan::ForwardHeaderTrust::Untrusted => json!(false),
+                },
+                "authResponseHeaders": f.auth_response_headers,
+                "authResponseHeadersRegex": f.auth_response_headers_regex,
+                "authRequestHeaders": f.auth_request_headers,
+                "addAuthCookiesToResponse": f.add_auth_cookies_to_response,
+                "headerField": f.header_field,
+                "maxResponseBodySize": f.max_response_body_size,
+                "preserveLocationHeader": f.preserve_location_header,
+                "preserveRequestMethod": f.preserve_request_method,
+                "authSigninURL": f.auth_signin_url,
+            }),
+        ),
         MiddlewareKind::ContentType(c) => (
             "contentType",
             "contenttype",

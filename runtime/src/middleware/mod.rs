@@ -21,6 +21,7 @@ pub(crate) mod compress;
 pub(crate) mod content_type;
 pub(crate) mod cors;
 pub(crate) mod errors;
+pub(crate) mod forward_auth;
 pub(crate) mod headers;
 pub(crate) mod in_flight;
 pub(crate) mod ip_allow_list;
@@ -52,6 +53,9 @@ pub enum MiddlewareError {
         /// The value as written in the plan.
         value: String,
     },
+    /// A client for a server a middleware calls cannot be set up.
+    #[error(transparent)]
+    Client(#[from] crate::transport::TransportError),
     /// A regular expression the compiler accepted does not compile here.
     #[error("{field} `{regex}` does not compile: {source}")]
     Regex {
@@ -71,6 +75,26 @@ pub(crate) fn compile(field: &'static str, regex: &str) -> Result<regex::Regex, 
         regex: regex.to_owned(),
         source,
     })
+}
+
+/// What building a middleware needs besides its plan entry.
+pub(crate) struct Build<'a> {
+    /// The middleware's key (names its client's TLS settings in errors).
+    pub(crate) name: &'a str,
+    /// Resolves the services a middleware sends requests to itself (`errors`).
+    pub(crate) service_id: &'a dyn Fn(&str) -> Option<crate::upstream::ServiceId>,
+    /// Clients for the servers a middleware calls itself (`forwardAuth`).
+    pub(crate) clients: &'a mut crate::transport::ClientFactory,
+    /// `--resolve` pins.
+    pub(crate) resolve: &'a std::collections::HashMap<String, IpAddr>,
+}
+
+impl std::fmt::Debug for Build<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Build")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One built middleware.
@@ -93,6 +117,8 @@ pub(crate) enum Middleware {
     Compress(compress::Compress),
     /// `contentType`: sniff untyped answers (`false`: Traefik's `autoDetect: false`, a no-op).
     ContentType(bool),
+    // Boxed: its client (pools, TLS settings) is many times the size of every other kind.
+    ForwardAuth(Box<forward_auth::ForwardAuth>),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -131,6 +157,9 @@ pub(crate) struct RequestCtx<'a> {
     pub(crate) response: ResponseEdits<'a>,
     /// inFlightReq places this request holds until its answer is sent (or its tunnel closed).
     pub(crate) slots: Vec<in_flight::Slot>,
+    /// Where the forwarding fields' values come from (`forwardAuth` sends them as the request
+    /// has them); `None` in unit tests.
+    pub(crate) sources: Option<crate::proxy::forwarded_headers::Sources<'a>>,
 }
 
 impl<'a> RequestCtx<'a> {
@@ -152,6 +181,7 @@ impl<'a> RequestCtx<'a> {
             retry: retry::Retry::DEFAULT,
             response: ResponseEdits::default(),
             slots: Vec::new(),
+            sources: None,
         }
     }
 
@@ -184,6 +214,12 @@ pub(crate) enum Stage<'a> {
     Errors(ErrorsAt<'a>),
     /// `compress`: what the request's negotiation chose.
     Compress(&'a compress::Compress, compress::Choice),
+    /// `forwardAuth` let the request through with an answer that set cookies: the client's
+    /// answer gets its `Set-Cookie` lines rewritten.
+    AuthCookies(
+        &'a forward_auth::ForwardAuth,
+        Vec<forward_auth::cookie::Cookie>,
+    ),
 }
 
 /// An `errors` middleware and the request as it reached it.
@@ -220,12 +256,12 @@ impl ResponseEdits<'_> {
 }
 
 impl Middleware {
-    /// Builds the middleware the plan describes; `service_id` resolves the services a middleware
-    /// sends requests to itself.
+    /// Builds the middleware the plan describes.
     pub(crate) fn from_plan(
         m: &bridge_plan::Middleware,
-        service_id: impl Fn(&str) -> Option<crate::upstream::ServiceId>,
+        at: &mut Build<'_>,
     ) -> Result<Self, MiddlewareError> {
+        let service_id = at.service_id;
         use bridge_plan::MiddlewareKind as K;
         // Exhaustive: a kind the plan gains fails to compile here until it is served.
         Ok(match &m.kind {
@@ -245,6 +281,9 @@ impl Middleware {
             K::InFlightReq(c) => Self::InFlight(in_flight::InFlight::from_plan(c)?),
             K::Compress(c) => Self::Compress(compress::Compress::from_plan(c)),
             K::ContentType(c) => Self::ContentType(c.detect),
+            K::ForwardAuth(c) => {
+                Self::ForwardAuth(Box::new(forward_auth::ForwardAuth::from_plan(c, at)?))
+            }
         })
     }
 
@@ -261,7 +300,7 @@ impl Middleware {
     /// run on a blocking thread: see [`run`]).
     fn apply_now<'a, B>(&'a self, req: &mut Request<B>, ctx: &mut RequestCtx<'a>) -> Flow {
         match self {
-            Self::BasicAuth(_) => Flow::Continue,
+            Self::BasicAuth(_) | Self::ForwardAuth(_) => Flow::Continue,
             Self::StripPrefix(m) => m.apply(req.headers_mut(), ctx),
             Self::StripPrefixRegex(m) => m.apply(req.headers_mut(), ctx),
             Self::AddPrefix(m) => m.apply(ctx),
@@ -333,6 +372,7 @@ pub(crate) async fn run<'a, B>(
         let flow = match &**m {
             // Boxed: the hash check's state would make every request's future larger.
             Middleware::BasicAuth(a) => Box::pin(a.apply(req.headers_mut())).await,
+            Middleware::ForwardAuth(a) => Box::pin(a.apply(req, ctx)).await,
             other => other.apply_now(req, ctx),
         };
         match flow {

@@ -261,6 +261,7 @@ impl Runtime {
         let original_pq = req.uri().path_and_query().cloned();
         let pq = original_pq.as_ref().map_or("/", |p| p.as_str());
         let mut ctx = RequestCtx::new(tls, host, peer.addr.ip(), pq, arrival.forwarded);
+        ctx.sources = Some(self.sources(host_value.as_ref(), &peer));
         let resp = match crate::middleware::run(&router.chain, &mut req, &mut ctx).await {
             Some(answer) => answer,
             None => {
@@ -342,6 +343,7 @@ impl Runtime {
                     resp = Box::pin(self.error_page(e, sent, original, at)).await;
                     *resp.status_mut() = sent;
                 }
+                Stage::AuthCookies(m, cookies) => m.rewrite_cookies(&cookies, resp.headers_mut()),
                 Stage::Compress(m, choice) => {
                     resp = Box::pin(crate::middleware::compress::encode::respond(
                         m, choice, resp, sniff,
