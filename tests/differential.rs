@@ -201,6 +201,7 @@ fn errors_replaces_caught_answers_with_the_page_services_as_traefik_does() {
         target,
         headers: &[("Cookie", "c=1")],
         compare,
+        body: b"",
     };
     // Caught: the page's fields and body, the caught status; nothing of the app's answer.
     let got = agree(&twin, &probe("/p/status/503"));

@@ -838,11 +838,6 @@ impl Resolver<'_> {
                 let span = self.key_span(fi, &p);
                 self.error(span, p, "an inline PEM `tls.ca` is valid Traefik, but a plan references CA files by path; put the PEM in a file".into());
             }
-            if x.forward_body == Some(true) {
-                let p = format!("{p}/forwardBody");
-                let span = self.key_span(fi, &p);
-                self.error(span, p, "forwardAuth `forwardBody` is valid Traefik, but not supported by bridgectl plans yet".into());
-            }
             let names = |v: &Option<Vec<String>>| -> Vec<String> {
                 v.iter()
                     .flatten()
@@ -872,6 +867,9 @@ impl Resolver<'_> {
                     .clone()
                     .unwrap_or_default(),
                 header_field: x.header_field.clone().filter(|h| !h.is_empty()),
+                forward_body: x.forward_body.unwrap_or(false),
+                // Traefik: a negative limit is no limit (its default, -1).
+                max_body_size: x.max_body_size.and_then(|n| u64::try_from(n).ok()),
                 // Traefik: a negative limit is no limit.
                 max_response_body_size: x
                     .max_response_body_size

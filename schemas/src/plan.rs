@@ -771,6 +771,11 @@ pub struct ForwardAuth {
     pub add_auth_cookies_to_response: Vec<String>,
     /// Field of a 2xx answer whose first value is the access log's user; `null`: none.
     pub header_field: Option<String>,
+    /// The request's body is read whole and sent to the authentication server too.
+    pub forward_body: bool,
+    /// Largest request body read for `forward_body` (more: 401, the server is not asked);
+    /// `null`: no limit.
+    pub max_body_size: Option<u64>,
     /// Largest answer body read from the authentication server (more: 401); `null`: no limit.
     pub max_response_body_size: Option<u64>,
     /// A relative `Location` of a refusal is passed on as written (else resolved against

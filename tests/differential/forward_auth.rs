@@ -34,6 +34,14 @@ fn raw_server(
                         fields.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
                     }
                 }
+                let length = field(&fields, "content-length").and_then(|l| l.parse().ok());
+                let mut body = vec![0u8; length.unwrap_or(0)];
+                if std::io::Read::read_exact(&mut r, &mut body).is_err() {
+                    return;
+                }
+                if !body.is_empty() {
+                    fields.push(("(body)".into(), String::from_utf8_lossy(&body).into_owned()));
+                }
                 let mut s = s;
                 let _ = s.write_all(&answer(line.trim_end(), &fields));
             });
@@ -134,6 +142,7 @@ fn app_server() -> SocketAddr {
                 || k.starts_with("x-absent")
                 || k == "x-forwarded-prefix"
                 || k == "x-forwarded-uri"
+                || k == "(body)"
         });
         reply(
             "200 OK",
@@ -162,6 +171,11 @@ fn dynamic(auth: SocketAddr, app: SocketAddr) -> String {
       entryPoints: [web]
       middlewares: [untrusted]
       service: app
+    body:
+      rule: "PathPrefix(`/b/`)"
+      entryPoints: [web]
+      middlewares: [body]
+      service: app
     signin:
       rule: "PathPrefix(`/s/`)"
       entryPoints: [web]
@@ -188,6 +202,13 @@ fn dynamic(auth: SocketAddr, app: SocketAddr) -> String {
         preserveRequestMethod: true
         maxResponseBodySize: 50
         authResponseHeaders: [X-Auth-User]
+    body:
+      forwardAuth:
+        address: "http://{auth}/auth/body"
+        trustForwardHeader: false
+        forwardBody: true
+        maxBodySize: 10
+        preserveRequestMethod: true
     signin:
       forwardAuth:
         address: "http://{auth}/auth/sub/"
@@ -214,6 +235,16 @@ const FIELDS: &[&str] = &[
 ];
 
 fn ask(twin: &Twin, method: &str, target: &str, headers: &[(&str, &str)]) -> Answer {
+    ask_with(twin, method, target, headers, b"")
+}
+
+fn ask_with(
+    twin: &Twin,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Answer {
     agree(
         twin,
         &Probe {
@@ -221,6 +252,7 @@ fn ask(twin: &Twin, method: &str, target: &str, headers: &[(&str, &str)]) -> Ans
             target,
             headers,
             compare: FIELDS,
+            body,
         },
     )
 }
@@ -234,7 +266,7 @@ fn forward_auth_asks_passes_refuses_and_rewrites_as_traefik_does() {
         dir.path(),
         oracle.as_deref(),
         &dynamic(auth, app),
-        &["unset", "trusted", "untrusted", "signin"],
+        &["unset", "trusted", "untrusted", "signin", "body"],
     );
     let cases = [
         "ok",
@@ -286,6 +318,34 @@ fn forward_auth_asks_passes_refuses_and_rewrites_as_traefik_does() {
             );
         }
     }
+    // forwardBody: the same bytes reach the auth server and the upstream; over the limit, a 401
+    // and neither is asked.
+    for case in ["dump", "ok", "deny"] {
+        for body in [&b"hello"[..], b"0123456789", b"0123456789!"] {
+            ask_with(
+                &twin,
+                "POST",
+                "/b/x",
+                &[("X-Case", case), ("Content-Type", "text/plain")],
+                body,
+            );
+        }
+    }
+    let through = ask_with(&twin, "POST", "/b/x", &[("X-Case", "ok")], b"hello");
+    assert!(
+        through.text().contains("(body): hello"),
+        "{}",
+        through.text()
+    );
+    let seen = ask_with(&twin, "POST", "/b/x", &[("X-Case", "dump")], b"hello");
+    assert!(
+        seen.text().starts_with("POST /auth/body"),
+        "{}",
+        seen.text()
+    );
+    assert!(seen.text().contains("(body): hello"), "{}", seen.text());
+    let over = ask_with(&twin, "POST", "/b/x", &[("X-Case", "ok")], b"0123456789!");
+    assert_eq!((over.status, over.body.len()), (401, 0));
     // bridge-runtime's own answers.
     let get = |target: &str, case: &str| {
         ask(
@@ -331,7 +391,7 @@ fn forward_auth_answers_500_when_the_auth_server_cannot_be_reached() {
         dir.path(),
         oracle.as_deref(),
         &dynamic(gone, app),
-        &["unset", "trusted", "untrusted", "signin"],
+        &["unset", "trusted", "untrusted", "signin", "body"],
     );
     for prefix in ["/u/", "/f/"] {
         let a = ask(&twin, "GET", &format!("{prefix}x"), &[]);

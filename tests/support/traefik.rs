@@ -293,6 +293,8 @@ pub struct Probe<'a> {
     pub headers: &'a [(&'a str, &'a str)],
     /// Fields whose values must be the same in both answers (absent in both counts as same).
     pub compare: &'a [&'a str],
+    /// The request body (sent with `Content-Length`; empty: none).
+    pub body: &'a [u8],
 }
 
 impl<'a> Probe<'a> {
@@ -303,6 +305,7 @@ impl<'a> Probe<'a> {
             target,
             headers: &[],
             compare: &[],
+            body: b"",
         }
     }
 }
@@ -314,7 +317,7 @@ pub fn agree(twin: &Twin, probe: &Probe<'_>) -> Answer {
         .targets()
         .into_iter()
         .map(|(who, addr)| {
-            let a = fetch(addr, probe.method, probe.target, probe.headers, b"")
+            let a = fetch(addr, probe.method, probe.target, probe.headers, probe.body)
                 .unwrap_or_else(|e| panic!("{who}: {} {}: {e}", probe.method, probe.target));
             (who, a)
         })

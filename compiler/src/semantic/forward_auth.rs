@@ -75,6 +75,16 @@ impl Ctx<'_> {
                 }
             }
         }
+        if f.forward_body == Some(true) && f.max_body_size.is_none() {
+            let p = format!("{base}/forwardBody");
+            let span = self.span(fi, &p);
+            self.warn(
+                Code::InvalidValue,
+                format!("middleware `{name}`: forwardBody without maxBodySize reads request bodies of any size into memory (Traefik warns too); set maxBodySize"),
+                span,
+                p,
+            );
+        }
         if f.trust_forward_header.is_none() {
             let span = self.key_span(fi, base);
             self.warn(

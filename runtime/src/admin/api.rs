@@ -966,6 +966,8 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 "authRequestHeaders": f.auth_request_headers,
                 "addAuthCookiesToResponse": f.add_auth_cookies_to_response,
                 "headerField": f.header_field,
+                "forwardBody": f.forward_body,
+                "maxBodySize": f.max_body_size.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX)),
                 "maxResponseBodySize": f.max_response_body_size,
                 "preserveLocationHeader": f.preserve_location_header,
                 "preserveRequestMethod": f.preserve_request_method,

@@ -35,13 +35,16 @@ const MAX_HEADERS: usize = 100;
 /// Bodies up to this size are copied behind the head and written with it in one call.
 const COALESCE: usize = 16 * 1024;
 
-/// A request body: hyper's, or none (the requests this loop takes have no body).
+/// A request body: hyper's, none (the requests this loop takes have no body), or one a
+/// middleware read whole.
 #[derive(Debug)]
 pub enum RequestBody {
     /// Streamed by hyper.
     Hyper(Incoming),
     /// No body.
     Empty,
+    /// A body a middleware read whole (`forwardAuth`'s `forwardBody`), sent on once.
+    Buffered(Option<Bytes>),
 }
 
 impl hyper::body::Body for RequestBody {
@@ -55,6 +58,7 @@ impl hyper::body::Body for RequestBody {
         match self.get_mut() {
             Self::Hyper(b) => Pin::new(b).poll_frame(cx),
             Self::Empty => Poll::Ready(None),
+            Self::Buffered(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -62,6 +66,7 @@ impl hyper::body::Body for RequestBody {
         match self {
             Self::Hyper(b) => b.is_end_stream(),
             Self::Empty => true,
+            Self::Buffered(b) => b.is_none(),
         }
     }
 
@@ -69,6 +74,7 @@ impl hyper::body::Body for RequestBody {
         match self {
             Self::Hyper(b) => b.size_hint(),
             Self::Empty => SizeHint::with_exact(0),
+            Self::Buffered(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
         }
     }
 }

@@ -363,9 +363,9 @@ impl Middleware {
 }
 
 /// Runs `chain` on a request: `Some` answer when a middleware answered it itself.
-pub(crate) async fn run<'a, B>(
+pub(crate) async fn run<'a>(
     chain: &'a [Arc<Middleware>],
-    req: &mut Request<B>,
+    req: &mut Request<crate::http1::server::RequestBody>,
     ctx: &mut RequestCtx<'a>,
 ) -> Option<Response<Body>> {
     for m in chain {

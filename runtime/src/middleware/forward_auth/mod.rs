@@ -1,7 +1,8 @@
 //! `forwardAuth`: each request is first asked about at an authentication server, as Traefik 3.7
 //! asks (`docs/traefik-behaviour/errors-forwardauth.md`).
 //!
-//! The auth request is a `GET` (or the request's method) to `address` as written, without body,
+//! The auth request is a `GET` (or the request's method) to `address` as written, without body
+//! unless `forwardBody` (then the body is read whole, up to `maxBodySize`, and sent to both),
 //! carrying the request's fields as Traefik's entry point left them (with its forwarding fields)
 //! minus hop-by-hop ones, its `X-Forwarded-*` handled by `trustForwardHeader`'s three modes, and
 //! what Go's client adds (`User-Agent`, `Accept-Encoding: gzip` with transparent decoding). A 2xx
@@ -23,6 +24,7 @@ use http_body_util::BodyExt as _;
 
 use super::{Build, Flow, MiddlewareError, RequestCtx};
 use crate::body::{Body, ReqBody};
+use crate::http1::server::RequestBody;
 use crate::transport::ServerClient;
 
 pub(crate) mod cookie;
@@ -83,6 +85,8 @@ pub(crate) struct ForwardAuth {
     cookies: Box<[Box<str>]>,
     header_field: Option<HeaderName>,
     max_response: Option<u64>,
+    forward_body: bool,
+    max_body: Option<u64>,
     preserve_location: bool,
     preserve_method: bool,
     signin: Option<String>,
@@ -168,6 +172,8 @@ impl ForwardAuth {
                 .as_deref()
                 .and_then(|h| HeaderName::from_bytes(h.as_bytes()).ok()),
             max_response: c.max_response_body_size,
+            forward_body: c.forward_body,
+            max_body: c.max_body_size,
             preserve_location: c.preserve_location_header,
             preserve_method: c.preserve_request_method,
             signin: c.auth_signin_url.clone(),
@@ -259,23 +265,45 @@ impl ForwardAuth {
     }
 
     /// Asks the auth server about `req`; changes `req` on a 2xx.
-    pub(crate) async fn apply<'a, B>(
+    pub(crate) async fn apply<'a>(
         &'a self,
-        req: &mut Request<B>,
+        req: &mut Request<RequestBody>,
         ctx: &mut RequestCtx<'a>,
     ) -> Flow {
-        let (fields, gzip) = self.auth_fields(req, ctx);
+        let (mut fields, gzip) = self.auth_fields(req, ctx);
         let method = if self.preserve_method {
             req.method().clone()
         } else {
             Method::GET
         };
-        let mut auth = Request::new(crate::body::empty_request());
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        let mut body = crate::body::empty_request();
+        if self.forward_body && !hyper::body::Body::is_end_stream(req.body()) {
+            let read = tokio::time::timeout_at(deadline, read_body(req.body_mut(), self.max_body));
+            match read.await {
+                Ok(Ok(bytes)) => {
+                    // The same bytes go to the auth server and then upstream.
+                    fields.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+                    *req.body_mut() = RequestBody::Buffered(Some(bytes.clone()));
+                    body = crate::body::full_request(bytes);
+                }
+                Ok(Err(Failure::TooLarge)) => {
+                    tracing::debug!("forwardAuth: request body over maxBodySize");
+                    return Flow::Respond(empty(StatusCode::UNAUTHORIZED));
+                }
+                Ok(Err(Failure::Exchange(why))) => {
+                    tracing::debug!("forwardAuth: reading the request body: {why}");
+                    return Flow::Respond(empty(StatusCode::INTERNAL_SERVER_ERROR));
+                }
+                Err(_) => return Flow::Respond(empty(StatusCode::INTERNAL_SERVER_ERROR)),
+            }
+        }
+        let mut auth = Request::new(body);
         *auth.method_mut() = method;
         *auth.uri_mut() = self.address.clone();
         *auth.headers_mut() = fields;
         auth.headers_mut().insert(header::HOST, self.host.clone());
-        let answer = match tokio::time::timeout(TIMEOUT, self.exchange(auth, gzip)).await {
+        let answer = match tokio::time::timeout_at(deadline, self.exchange(auth, gzip)).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(Failure::TooLarge)) => return Flow::Respond(empty(StatusCode::UNAUTHORIZED)),
             Ok(Err(Failure::Exchange(why))) => {
@@ -448,6 +476,21 @@ fn cookies(fields: &HeaderMap) -> Vec<cookie::Cookie> {
         .iter()
         .filter_map(|v| cookie::parse_set_cookie_bytes(v.as_bytes()))
         .collect()
+}
+
+/// The request body, whole; more than `max` bytes is [`Failure::TooLarge`].
+async fn read_body(body: &mut RequestBody, max: Option<u64>) -> Result<Bytes, Failure> {
+    let mut read: Vec<u8> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Failure::Exchange(e.to_string()))?;
+        if let Ok(data) = frame.into_data() {
+            read.extend_from_slice(&data);
+            if max.is_some_and(|m| read.len() as u64 > m) {
+                return Err(Failure::TooLarge);
+            }
+        }
+    }
+    Ok(Bytes::from(read))
 }
 
 /// Why the auth exchange gave no answer to use.
