@@ -16,6 +16,8 @@ use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 mod compress;
 #[path = "differential/forward_auth.rs"]
 mod forward_auth;
+#[path = "differential/transports.rs"]
+mod transports;
 
 /// A backend that answers `<target> replaced=<X-Replaced-Path>`.
 fn path_echo() -> bridge_tests::backends::Backend {

@@ -425,17 +425,11 @@ impl Resolver<'_> {
             };
             let (fi, t) = (found.file, found.value.clone());
             let base = format!("/http/serversTransports/{}", escape(&name));
-            let unsupported: Vec<&str> = [
-                ("certificates", t.certificates.is_some()),
-                ("cipherSuites", t.cipher_suites.is_some()),
-                ("minVersion", t.min_version.is_some()),
-                ("maxVersion", t.max_version.is_some()),
-                ("peerCertURI", t.peer_cert_uri.is_some()),
-            ]
-            .into_iter()
-            .filter(|(_, set)| *set)
-            .map(|(n, _)| n)
-            .collect();
+            let unsupported: Vec<&str> = [("peerCertURI", t.peer_cert_uri.is_some())]
+                .into_iter()
+                .filter(|(_, set)| *set)
+                .map(|(n, _)| n)
+                .collect();
             for field in unsupported {
                 let p = format!("{base}/{field}");
                 let span = self.key_span(fi, &p);
@@ -450,6 +444,30 @@ impl Resolver<'_> {
                     let p = format!("{base}/forwardingTimeouts/{field}");
                     let span = self.key_span(fi, &p);
                     self.error(span, p, format!("serversTransport option `forwardingTimeouts.{field}` is valid Traefik, but not supported by bridgectl plans yet"));
+                }
+            }
+            let mut certificates = Vec::new();
+            for (i, c) in t.certificates.iter().flatten().enumerate() {
+                let (cert, key) = (
+                    c.cert_file.clone().unwrap_or_default(),
+                    c.key_file.clone().unwrap_or_default(),
+                );
+                let p = format!("{base}/certificates/{i}");
+                if cert.contains("-----BEGIN") || key.contains("-----BEGIN") {
+                    let span = self.key_span(fi, &p);
+                    self.error(span, p, "inline PEM certificates are valid Traefik, but a plan references certificate files by path; put the PEM in a file".into());
+                } else if cert.is_empty() || key.is_empty() {
+                    let span = self.key_span(fi, &p);
+                    self.error(
+                        span,
+                        p,
+                        "a client certificate needs both `certFile` and `keyFile`".into(),
+                    );
+                } else {
+                    certificates.push(plan::Certificate {
+                        cert_file: cert,
+                        key_file: key,
+                    });
                 }
             }
             let mut root_cas = Vec::new();
@@ -479,6 +497,17 @@ impl Resolver<'_> {
                         defaults.response_header_timeout_ms,
                     ),
                     idle_conn_timeout_ms: ms(ft.idle_conn_timeout, defaults.idle_conn_timeout_ms),
+                    certificates,
+                    min_version: tls_version(t.min_version.as_deref())
+                        .unwrap_or(plan::TlsVersion::Tls12),
+                    max_version: tls_version(t.max_version.as_deref()),
+                    // Names the checker did not know were refused there.
+                    cipher_suites: t
+                        .cipher_suites
+                        .iter()
+                        .flatten()
+                        .filter_map(|c| plan::CipherSuite::from_go_name(c))
+                        .collect(),
                 },
             );
         }
@@ -828,11 +857,16 @@ impl Resolver<'_> {
             let p = format!("{base}/forwardAuth");
             let tls = x.tls.clone().unwrap_or_default();
             let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
-            if set(&tls.cert) || set(&tls.key) {
+            let pem = |v: &Option<String>| v.as_deref().is_some_and(|c| c.contains("-----BEGIN"));
+            if pem(&tls.cert) || pem(&tls.key) {
                 let p = format!("{p}/tls");
                 let span = self.key_span(fi, &p);
-                self.error(span, p, "forwardAuth client certificates (`tls.cert`, `tls.key`) are valid Traefik, but not supported by bridgectl plans yet".into());
+                self.error(span, p, "an inline PEM `tls.cert` or `tls.key` is valid Traefik, but a plan references certificate files by path; put the PEM in a file".into());
             }
+            let certificate = (set(&tls.cert) && set(&tls.key)).then(|| plan::Certificate {
+                cert_file: tls.cert.clone().unwrap_or_default(),
+                key_file: tls.key.clone().unwrap_or_default(),
+            });
             if tls.ca.as_deref().is_some_and(|c| c.contains("-----BEGIN")) {
                 let p = format!("{p}/tls/ca");
                 let span = self.key_span(fi, &p);
@@ -850,6 +884,7 @@ impl Resolver<'_> {
                 tls: plan::AuthTls {
                     ca: tls.ca.clone().filter(|c| !c.is_empty()),
                     insecure_skip_verify: tls.insecure_skip_verify.unwrap_or(false),
+                    certificate,
                 },
                 trust_forward_header: match x.trust_forward_header {
                     None => plan::ForwardHeaderTrust::Unset,

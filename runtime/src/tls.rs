@@ -150,6 +150,44 @@ pub(crate) fn configs(
     Ok((out, covered))
 }
 
+/// `provider` offering only `suites` for TLS 1.2 (all when empty; like Go, the list never
+/// restricts TLS 1.3), and the versions from `min` to `max` that rustls speaks (1.2 and 1.3: a
+/// lower minimum means 1.2, which the compiler warns about). Shared by the entry points' TLS
+/// options and the servers transports.
+pub(crate) fn restricted(
+    provider: &CryptoProvider,
+    suites: &[bridge_plan::CipherSuite],
+    min_version: TlsVersion,
+    max_version: Option<TlsVersion>,
+) -> Result<(CryptoProvider, Vec<&'static SupportedProtocolVersion>), String> {
+    let mut provider = provider.clone();
+    if !suites.is_empty() {
+        let wanted: Vec<CipherSuite> = suites.iter().map(|s| rustls_suite(*s)).collect();
+        provider
+            .cipher_suites
+            .retain(|cs| cs.version() == &rustls::version::TLS13 || wanted.contains(&cs.suite()));
+    }
+    let min = min_version.max(TlsVersion::Tls12);
+    let max = max_version
+        .unwrap_or(TlsVersion::Tls13)
+        .max(TlsVersion::Tls12);
+    if min > max {
+        return Err(format!(
+            "minVersion {} is above maxVersion {}",
+            min_version.as_str(),
+            max.as_str()
+        ));
+    }
+    let mut versions: Vec<&'static SupportedProtocolVersion> = Vec::new();
+    if min == TlsVersion::Tls12 {
+        versions.push(&rustls::version::TLS12);
+    }
+    if max == TlsVersion::Tls13 {
+        versions.push(&rustls::version::TLS13);
+    }
+    Ok((provider, versions))
+}
+
 /// The rustls suite of a plan's cipher suite.
 fn rustls_suite(s: bridge_plan::CipherSuite) -> CipherSuite {
     use bridge_plan::CipherSuite as P;
@@ -189,38 +227,13 @@ fn server_config(
         name: name.to_owned(),
         why,
     };
-    let mut provider = provider.clone();
-    if !opts.cipher_suites.is_empty() {
-        let wanted: Vec<CipherSuite> = opts
-            .cipher_suites
-            .iter()
-            .map(|s| rustls_suite(*s))
-            .collect();
-        // Like Go, the list only restricts TLS 1.2; TLS 1.3 suites are always offered.
-        provider
-            .cipher_suites
-            .retain(|cs| cs.version() == &rustls::version::TLS13 || wanted.contains(&cs.suite()));
-    }
-    // rustls speaks 1.2 and 1.3: a lower minimum means 1.2 (the compiler warns about it).
-    let min = opts.min_version.max(TlsVersion::Tls12);
-    let max = opts
-        .max_version
-        .unwrap_or(TlsVersion::Tls13)
-        .max(TlsVersion::Tls12);
-    if min > max {
-        return Err(bad(format!(
-            "minVersion {} is above maxVersion {}",
-            opts.min_version.as_str(),
-            max.as_str()
-        )));
-    }
-    let mut versions: Vec<&'static SupportedProtocolVersion> = Vec::new();
-    if min == TlsVersion::Tls12 {
-        versions.push(&rustls::version::TLS12);
-    }
-    if max == TlsVersion::Tls13 {
-        versions.push(&rustls::version::TLS13);
-    }
+    let (provider, versions) = restricted(
+        provider,
+        &opts.cipher_suites,
+        opts.min_version,
+        opts.max_version,
+    )
+    .map_err(bad)?;
     let provider = Arc::new(provider);
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)

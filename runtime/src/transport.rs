@@ -491,22 +491,35 @@ impl ClientFactory {
             name: name.to_owned(),
             why,
         };
-        let provider = provider();
+        let (provider, versions) =
+            crate::tls::restricted(&provider(), &t.cipher_suites, t.min_version, t.max_version)
+                .map_err(err)?;
+        let provider = Arc::new(provider);
         let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
+            .with_protocol_versions(&versions)
             .map_err(|e| err(e.to_string()))?;
-        let config = if t.insecure_skip_verify {
+        let builder = if t.insecure_skip_verify {
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
-                .with_no_client_auth()
+                .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider.clone())))
         } else {
             let roots = if t.root_cas.is_empty() {
                 self.native_roots().map_err(err)?
             } else {
                 Arc::new(root_store(&t.root_cas).map_err(err)?)
             };
-            builder.with_root_certificates(roots).with_no_client_auth()
+            builder.with_root_certificates(roots)
+        };
+        let config = if t.certificates.is_empty() {
+            builder.with_no_client_auth()
+        } else {
+            let certs = t
+                .certificates
+                .iter()
+                .map(|c| client_certificate(c, &provider))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(err)?;
+            builder.with_client_cert_resolver(Arc::new(ClientCertificates(certs)))
         };
         let mut main = config.clone();
         main.alpn_protocols = if t.disable_http2 {
@@ -537,6 +550,49 @@ impl ClientFactory {
         let roots = Arc::new(roots);
         self.native = Some(roots.clone());
         Ok(roots)
+    }
+}
+
+/// A client certificate chain and its key from PEM files (paths as written).
+fn client_certificate(
+    c: &bridge_plan::Certificate,
+    provider: &CryptoProvider,
+) -> Result<Arc<rustls::sign::CertifiedKey>, String> {
+    let what = |e: &dyn std::fmt::Display| format!("certificate {}: {e}", c.cert_file);
+    let chain = CertificateDer::pem_file_iter(&c.cert_file)
+        .map_err(|e| what(&e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| what(&e))?;
+    if chain.is_empty() {
+        return Err(what(&"holds no certificate"));
+    }
+    let key = rustls_pki_types::PrivateKeyDer::from_pem_file(&c.key_file)
+        .map_err(|e| format!("key {}: {e}", c.key_file))?;
+    rustls::sign::CertifiedKey::from_der(chain, key, provider)
+        .map(Arc::new)
+        .map_err(|e| what(&format!("does not fit key {}: {e}", c.key_file)))
+}
+
+/// The client certificates of a transport: the first whose key signs with a scheme the server
+/// accepts, else the first, as Go's client chooses among `Certificates`.
+#[derive(Debug)]
+struct ClientCertificates(Vec<Arc<rustls::sign::CertifiedKey>>);
+
+impl rustls::client::ResolvesClientCert for ClientCertificates {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        sigschemes: &[rustls::SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        self.0
+            .iter()
+            .find(|c| c.key.choose_scheme(sigschemes).is_some())
+            .or_else(|| self.0.first())
+            .cloned()
+    }
+
+    fn has_certs(&self) -> bool {
+        !self.0.is_empty()
     }
 }
 

@@ -96,6 +96,16 @@ pub struct ServersTransport {
     pub response_header_timeout_ms: u64,
     /// Idle keep-alive connections are closed after this long (`0`: never).
     pub idle_conn_timeout_ms: u64,
+    /// Client certificates presented to `https` servers that ask for one: the first whose key
+    /// can sign as the server asks, else the first (as Go's client picks).
+    pub certificates: Vec<Certificate>,
+    /// Lowest TLS version spoken to `https` servers (Go's client default: 1.2).
+    pub min_version: TlsVersion,
+    /// Highest TLS version; `null`: the highest known (1.3).
+    pub max_version: Option<TlsVersion>,
+    /// TLS 1.2 cipher suites offered (empty: the defaults); TLS 1.3 suites are always offered,
+    /// as by Go.
+    pub cipher_suites: Vec<CipherSuite>,
 }
 
 impl Default for ServersTransport {
@@ -111,6 +121,10 @@ impl Default for ServersTransport {
             dial_timeout_ms: 30_000,
             response_header_timeout_ms: 0,
             idle_conn_timeout_ms: 90_000,
+            certificates: vec![],
+            min_version: TlsVersion::Tls12,
+            max_version: None,
+            cipher_suites: vec![],
         }
     }
 }
@@ -797,6 +811,8 @@ pub struct AuthTls {
     pub ca: Option<String>,
     /// Accept any certificate.
     pub insecure_skip_verify: bool,
+    /// The client certificate presented when the server asks for one; `null`: none.
+    pub certificate: Option<Certificate>,
 }
 
 /// `forwardAuth`'s `trustForwardHeader`, whose three states Traefik reads differently.

@@ -395,12 +395,14 @@ fn compress_negotiates_decides_and_encodes_as_traefik_does() {
 fn content_type_sniffs_untyped_answers_as_traefik_does_also_beside_compress() {
     let (_up, _dir, twin) =
         both("content_type_sniffs_untyped_answers_as_traefik_does_also_beside_compress");
+    // Not "untyped-chunked": whether Traefik sniffs an answer without length is a race between
+    // its proxy's first flush and the first body write (seen both ways); bridge-runtime sends
+    // the head at once, unsniffed, as Traefik does when its flush wins (asserted below).
     let answers = [
         "untyped-html",
         "untyped",
         "untyped-small",
         "untyped-png",
-        "untyped-chunked",
         "empty-type",
         "html",
         "encoded",
@@ -431,10 +433,11 @@ fn content_type_sniffs_untyped_answers_as_traefik_does_also_beside_compress() {
         "Traefik does not sniff by default"
     );
     assert_eq!(ct("/s/empty-type", &[]).as_deref(), Some(""));
+    let chunked = fetch(twin.bridge, "GET", "/s/untyped-chunked", &[], b"").unwrap();
     assert_eq!(
-        ct("/s/untyped-chunked", &[]),
+        chunked.header("content-type"),
         None,
-        "Traefik's proxy flushes an answer without length before Go can sniff it"
+        "an answer without length is not sniffed"
     );
     assert_eq!(
         ct("/sc/untyped-html", &["gzip"]).as_deref(),

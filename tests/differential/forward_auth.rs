@@ -484,3 +484,121 @@ fn forward_auth_over_https_verifies_the_server_with_tls_ca_as_traefik_does() {
     let insecure = ask(&twin, "GET", "/i/x", &[]);
     assert_eq!(insecure.status, 200);
 }
+
+#[test]
+fn client_certificates_reach_servers_that_require_them_as_with_traefik() {
+    use bridge_tests::backends::{Reply, backend};
+    use bridge_tests::tls::TestCa;
+    let oracle = oracle("client_certificates_reach_servers_that_require_them_as_with_traefik");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ca = TestCa::new(d);
+    ca.issue(d, "server", &["127.0.0.1"]);
+    ca.issue(d, "client", &[]);
+    let answer = |_: &bridge_tests::backends::Request| Reply {
+        status: "200 OK".into(),
+        fields: "X-Auth-User: mtls-user\r\n".into(),
+        body: "mtls ok".into(),
+    };
+    let (crt, key, ca_file) = (d.join("server.crt"), d.join("server.key"), d.join("ca.crt"));
+    let auth = backend("auth")
+        .mtls(&crt, &key, &ca_file)
+        .answer(answer)
+        .start();
+    let app = backend("app")
+        .mtls(&crt, &key, &ca_file)
+        .answer(answer)
+        .start();
+    let p = |f: &str| d.join(f).to_string_lossy().into_owned();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    auth-with-cert:
+      rule: "PathPrefix(`/a/`)"
+      entryPoints: [web]
+      middlewares: [with-cert]
+      service: plain
+    auth-without-cert:
+      rule: "PathPrefix(`/n/`)"
+      entryPoints: [web]
+      middlewares: [without-cert]
+      service: plain
+    transport-with-cert:
+      rule: "PathPrefix(`/t/`)"
+      entryPoints: [web]
+      service: mtls-app
+    transport-without-cert:
+      rule: "PathPrefix(`/u/`)"
+      entryPoints: [web]
+      service: tls-app
+  middlewares:
+    with-cert:
+      forwardAuth:
+        address: "https://127.0.0.1:{auth}/check"
+        trustForwardHeader: false
+        tls:
+          ca: "{ca}"
+          cert: "{cert}"
+          key: "{key}"
+    without-cert:
+      forwardAuth:
+        address: "https://127.0.0.1:{auth}/check"
+        trustForwardHeader: false
+        tls:
+          ca: "{ca}"
+  serversTransports:
+    mtls:
+      rootCAs: ["{ca}"]
+      certificates:
+        - certFile: "{cert}"
+          keyFile: "{key}"
+    tls-only:
+      rootCAs: ["{ca}"]
+  services:
+    plain:
+      loadBalancer:
+        servers:
+          - url: "http://{plain}"
+    mtls-app:
+      loadBalancer:
+        serversTransport: mtls
+        servers:
+          - url: "https://127.0.0.1:{app}"
+    tls-app:
+      loadBalancer:
+        serversTransport: tls-only
+        servers:
+          - url: "https://127.0.0.1:{app}"
+"#,
+        auth = auth.port(),
+        app = app.port(),
+        plain = app_server(),
+        ca = p("ca.crt"),
+        cert = p("client.crt"),
+        key = p("client.key"),
+    );
+    let twin = serve_twice(
+        d,
+        oracle.as_deref(),
+        &dynamic,
+        &[
+            "auth-with-cert",
+            "auth-without-cert",
+            "transport-with-cert",
+            "transport-without-cert",
+        ],
+    );
+    assert_eq!(ask(&twin, "GET", "/a/x", &[]).status, 200);
+    assert_eq!(
+        ask(&twin, "GET", "/n/x", &[]).status,
+        500,
+        "the auth server wants a certificate"
+    );
+    let through = ask(&twin, "GET", "/t/x", &[]);
+    assert_eq!((through.status, through.text().as_str()), (200, "mtls ok"));
+    assert_eq!(
+        ask(&twin, "GET", "/u/x", &[]).status,
+        502,
+        "the server wants a certificate"
+    );
+}

@@ -160,6 +160,8 @@ enum Transport {
     H2c,
     /// hyper over TLS with this certificate chain and key (PEM files); ALPN h2 and http/1.1.
     Tls(PathBuf, PathBuf),
+    /// [`Transport::Tls`] requiring a client certificate from the CA in the third file.
+    MutualTls(PathBuf, PathBuf, PathBuf),
 }
 
 /// Configures a [`Backend`]; see the module documentation.
@@ -238,6 +240,17 @@ impl BackendBuilder {
         self
     }
 
+    /// [`BackendBuilder::tls`], and a handshake without a client certificate issued by the CA in
+    /// `client_ca` (PEM) fails.
+    pub fn mtls(mut self, cert: &Path, key: &Path, client_ca: &Path) -> Self {
+        self.transport = Transport::MutualTls(
+            cert.to_path_buf(),
+            key.to_path_buf(),
+            client_ca.to_path_buf(),
+        );
+        self
+    }
+
     /// Binds 127.0.0.1:0 and starts serving on background threads.
     /// Listens on `addr` instead of 127.0.0.1 with a free port (a namespace's address).
     pub fn bind(mut self, addr: SocketAddr) -> Self {
@@ -271,6 +284,11 @@ impl BackendBuilder {
             Transport::H2c => serve_hyper(listener, None, shared),
             Transport::Tls(cert, key) => {
                 let config = crate::tls::server_config(&cert, &key, &[b"h2", b"http/1.1"]);
+                serve_hyper(listener, Some(config), shared);
+            }
+            Transport::MutualTls(cert, key, ca) => {
+                let config =
+                    crate::tls::mtls_server_config(&cert, &key, &ca, &[b"h2", b"http/1.1"]);
                 serve_hyper(listener, Some(config), shared);
             }
         }

@@ -80,6 +80,39 @@ pub fn server_config(cert: &Path, key: &Path, alpn: &[&[u8]]) -> rustls::ServerC
     cfg
 }
 
+/// [`server_config`] that also requires a client certificate issued by the CA in `client_ca`.
+pub fn mtls_server_config(
+    cert: &Path,
+    key: &Path,
+    client_ca: &Path,
+    alpn: &[&[u8]],
+) -> rustls::ServerConfig {
+    let chain = rustls::pki_types::CertificateDer::pem_file_iter(cert)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_file(key).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    for c in rustls::pki_types::CertificateDer::pem_file_iter(client_ca).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .unwrap();
+    let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain, key)
+        .unwrap();
+    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    cfg
+}
+
 /// Accepts any server certificate (the test only wants to see which one is served) but still
 /// checks the handshake signatures.
 #[derive(Debug)]

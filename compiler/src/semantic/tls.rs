@@ -63,33 +63,14 @@ impl Ctx<'_> {
             }
             for (oname, o) in tls.options.iter().flatten() {
                 let base = format!("/tls/options/{}", escape(oname));
-                for (field, v) in [
-                    ("minVersion", &o.min_version),
-                    ("maxVersion", &o.max_version),
-                ] {
-                    let Some(v) = v else { continue };
-                    let p = format!("{base}/{field}");
-                    let span = self.span(fi, &p);
-                    use bridge_plan::TlsVersion;
-                    match TlsVersion::from_go_name(v) {
-                        Some(TlsVersion::Tls12 | TlsVersion::Tls13) => {}
-                        Some(TlsVersion::Tls10 | TlsVersion::Tls11) => {
-                            self.warn(Code::Unsupported, format!("TLS options `{oname}`: {v} is valid Traefik, but bridgectl (rustls) only speaks TLS 1.2 and 1.3; older clients are refused"), span, p);
-                        }
-                        None => {
-                            self.err(Code::InvalidValue, format!("TLS options `{oname}`: {field} `{v}` must be VersionTLS10, VersionTLS11, VersionTLS12 or VersionTLS13"), span, p);
-                        }
-                    }
-                }
-                for (i, cs) in o.cipher_suites.iter().flatten().enumerate() {
-                    if bridge_plan::CipherSuite::from_go_name(cs).is_none() {
-                        let p = format!("{base}/cipherSuites/{i}");
-                        let span = self.span(fi, &p);
-                        let hint = did_you_mean(cs, bridge_plan::CipherSuite::go_names())
-                            .map(|s| format!("did you mean `{s}`?"));
-                        self.err(Code::InvalidValue, format!("TLS options `{oname}`: cipher suite `{cs}` is not one bridgectl can offer"), span, p).hint = hint;
-                    }
-                }
+                self.check_versions_and_suites(
+                    fi,
+                    &base,
+                    &format!("TLS options `{oname}`"),
+                    [o.min_version.as_deref(), o.max_version.as_deref()],
+                    o.cipher_suites.as_deref().unwrap_or_default(),
+                    "clients",
+                );
                 if let Some(ca) = &o.client_auth {
                     if let Some(t) = &ca.client_auth_type
                         && bridge_plan::ClientAuthType::from_name(t).is_none()
@@ -137,6 +118,35 @@ impl Ctx<'_> {
                 .flat_map(|h| h.servers_transports.iter().flatten())
             {
                 let base = format!("/http/serversTransports/{}", escape(tname));
+                self.check_versions_and_suites(
+                    fi,
+                    &base,
+                    &format!("serversTransport `{tname}`"),
+                    [t.min_version.as_deref(), t.max_version.as_deref()],
+                    t.cipher_suites.as_deref().unwrap_or_default(),
+                    "servers",
+                );
+                // Traefik 3.7 compares the minimum against the maximum even when no maximum is
+                // set (0), so any minVersion alone fails the transport.
+                use bridge_plan::TlsVersion;
+                let min = t.min_version.as_deref();
+                let max = t.max_version.as_deref();
+                if let Some(min) = min {
+                    let p = format!("{base}/minVersion");
+                    let span = self.span(fi, &p);
+                    match (
+                        TlsVersion::from_go_name(min),
+                        max.map(TlsVersion::from_go_name),
+                    ) {
+                        (Some(_), None) => {
+                            self.err(Code::InvalidValue, format!("serversTransport `{tname}`: Traefik refuses a minVersion without maxVersion (\"TLS minimum version {min} is above the maximum version\"; its services then answer 500); set maxVersion too"), span, p);
+                        }
+                        (Some(lo), Some(Some(hi))) if lo > hi => {
+                            self.err(Code::InvalidValue, format!("serversTransport `{tname}`: TLS minimum version {min} is above the maximum version {}", max.unwrap_or_default()), span, p);
+                        }
+                        _ => {}
+                    }
+                }
                 for (i, ca) in t.root_cas.iter().flatten().enumerate() {
                     self.pem_ref(
                         fi,
@@ -159,6 +169,49 @@ impl Ctx<'_> {
                         "private key",
                     );
                 }
+            }
+        }
+    }
+
+    /// `minVersion`/`maxVersion` among Go's names (1.0 and 1.1 warned about: rustls speaks 1.2
+    /// and 1.3) and cipher suites bridgectl can offer, for TLS options and servers transports.
+    fn check_versions_and_suites(
+        &mut self,
+        fi: usize,
+        base: &str,
+        what: &str,
+        [min, max]: [Option<&str>; 2],
+        suites: &[String],
+        peers: &str,
+    ) {
+        use bridge_plan::TlsVersion;
+        for (field, v) in [("minVersion", min), ("maxVersion", max)] {
+            let Some(v) = v else { continue };
+            let p = format!("{base}/{field}");
+            let span = self.span(fi, &p);
+            match TlsVersion::from_go_name(v) {
+                Some(TlsVersion::Tls12 | TlsVersion::Tls13) => {}
+                Some(TlsVersion::Tls10 | TlsVersion::Tls11) => {
+                    self.warn(Code::Unsupported, format!("{what}: {v} is valid Traefik, but bridgectl (rustls) only speaks TLS 1.2 and 1.3; older {peers} are refused"), span, p);
+                }
+                None => {
+                    self.err(Code::InvalidValue, format!("{what}: {field} `{v}` must be VersionTLS10, VersionTLS11, VersionTLS12 or VersionTLS13"), span, p);
+                }
+            }
+        }
+        for (i, cs) in suites.iter().enumerate() {
+            if bridge_plan::CipherSuite::from_go_name(cs).is_none() {
+                let p = format!("{base}/cipherSuites/{i}");
+                let span = self.span(fi, &p);
+                let hint = did_you_mean(cs, bridge_plan::CipherSuite::go_names())
+                    .map(|s| format!("did you mean `{s}`?"));
+                self.err(
+                    Code::InvalidValue,
+                    format!("{what}: cipher suite `{cs}` is not one bridgectl can offer"),
+                    span,
+                    p,
+                )
+                .hint = hint;
             }
         }
     }

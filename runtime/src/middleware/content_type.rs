@@ -18,7 +18,8 @@ pub(crate) async fn sniffed(resp: Response<Body>) -> Response<Body> {
         .get(header::CONTENT_ENCODING)
         .is_some_and(|v| !v.is_empty());
     // A server's answer without length is flushed by Traefik's proxy before its first byte is
-    // written (its flush timer fires at once), so Go's server finds nothing to sniff then.
+    // written (its flush timer fires at once), so Go's server usually finds nothing to sniff;
+    // it is a race in Traefik, and the head goes out at once here.
     if fields.contains_key(header::CONTENT_TYPE)
         || !fields.contains_key(header::CONTENT_LENGTH)
         || encoded

@@ -134,6 +134,7 @@ impl ForwardAuth {
             insecure_skip_verify: c.tls.insecure_skip_verify,
             root_cas: c.tls.ca.iter().cloned().collect(),
             max_idle_conns_per_host: 2,
+            certificates: c.tls.certificate.iter().cloned().collect(),
             ..bridge_plan::ServersTransport::default()
         };
         let client = at.clients.client(
