@@ -14,6 +14,8 @@
 # Usage (repo root, after `cargo build --release -p bridgectl -p bridge-runtime`):
 #   bench/instructions.sh [-d SECONDS] [-c CONNECTIONS] [-r REPEATS]
 # Needs valgrind, wrk, nginx, haproxy (apt). Prints one line per proxy and repetition, then medians.
+# BRIDGE_PLAN_MIDDLEWARE puts one middleware on the router (bench/lib.sh); WRK_HEADER adds one
+# request field to every request (`WRK_HEADER='Accept-Encoding: gzip'`).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -80,10 +82,13 @@ count() {
   start_bg "$RD/$name.log" "$@"
   local pid=$LAST_PID
   wait_port "$port" 30
-  taskset -c 1 wrk -t1 -c"$CONNS" -d2s "http://127.0.0.1:$port/" >/dev/null
+  # WRK_HEADER (optional): one request field for every request, e.g. 'Accept-Encoding: gzip'.
+  local hdr=()
+  [[ -n ${WRK_HEADER:-} ]] && hdr=(-H "$WRK_HEADER")
+  taskset -c 1 wrk -t1 -c"$CONNS" -d2s "${hdr[@]}" "http://127.0.0.1:$port/" >/dev/null
   callgrind_control -i on "$pid" >/dev/null 2>&1
   local res
-  res=$(taskset -c 1 wrk -t1 -c"$CONNS" -d"${DUR}s" "http://127.0.0.1:$port/")
+  res=$(taskset -c 1 wrk -t1 -c"$CONNS" -d"${DUR}s" "${hdr[@]}" "http://127.0.0.1:$port/")
   callgrind_control -i off "$pid" >/dev/null 2>&1
   stop_pid "$pid"
   local n ir
