@@ -35,27 +35,6 @@ fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
     })
 }
 
-/// Go's `http.CanonicalHeaderKey`: the first letter and each after `-` upper case, the rest
-/// lower case; a name with a byte outside a token is left as it is.
-fn go_canonical_header(name: &str) -> String {
-    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    if !name.bytes().all(token) {
-        return name.to_owned();
-    }
-    let mut upper = true;
-    name.chars()
-        .map(|c| {
-            let out = if upper {
-                c.to_ascii_uppercase()
-            } else {
-                c.to_ascii_lowercase()
-            };
-            upper = c == '-';
-            out
-        })
-        .collect()
-}
-
 /// `compress` as Traefik builds it: unknown names were refused by check; a coding written twice
 /// ranks by its last place (Traefik's priority map), while `*` stands for the default encoding or
 /// else the first one as written; `application/grpc` always leads the excluded types.
@@ -876,7 +855,7 @@ impl Resolver<'_> {
                 v.iter()
                     .flatten()
                     .filter(|h| !h.is_empty())
-                    .map(|h| go_canonical_header(h))
+                    .map(|h| plan::go_canonical_header(h))
                     .collect()
             };
             return Some(K::ForwardAuth(plan::ForwardAuth {

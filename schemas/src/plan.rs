@@ -2113,6 +2113,29 @@ impl Inputs {
     }
 }
 
+/// Go's `http.CanonicalHeaderKey`: the first letter and each after `-` upper case, the rest
+/// lower case; a name with a byte outside a token is left as it is. The compiler writes field
+/// names of the plan this way, and the runtime matches expressions Traefik applies to canonical
+/// names (`forwardAuth`'s `authResponseHeadersRegex`) against it.
+pub fn go_canonical_header(name: &str) -> String {
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if !name.bytes().all(token) {
+        return name.to_owned();
+    }
+    let mut upper = true;
+    name.chars()
+        .map(|c| {
+            let out = if upper {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            };
+            upper = c == '-';
+            out
+        })
+        .collect()
+}
+
 /// Milliseconds the way Go's `time.Duration.String()` prints them (`0s`, `250ms`, `5s`, `1.5s`,
 /// `1m30s`, `1h0m0s`): how Traefik's API and `bridgectl explain` show plan durations.
 pub fn go_duration(ms: u64) -> String {

@@ -81,7 +81,7 @@ pub(crate) fn is_hop_by_hop(name: &[u8]) -> bool {
 /// True for a name in [`FORWARDED_HEADERS`], also written with underscores for dashes
 /// (`X_Forwarded_Proto`): servers behind the proxy (CGI, some frameworks) read that spelling as
 /// the same field, so it is as forgeable. All begin with `x-`/`x_`, which few names do.
-fn is_forwarding(name: &HeaderName) -> bool {
+pub(crate) fn is_forwarding(name: &HeaderName) -> bool {
     let n = name.as_str().as_bytes();
     n.len() > 2
         && n[0] == b'x'

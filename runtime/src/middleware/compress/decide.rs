@@ -52,20 +52,19 @@ impl<'a> Decider<'a> {
         length_known: bool,
     ) -> Self {
         let gzip = coding == ContentCoding::Gzip;
-        let value = |name: header::HeaderName| {
-            fields
-                .get(name)
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-                .filter(|v| !v.is_empty())
-        };
-        let content_type = value(header::CONTENT_TYPE);
+        let content_type = fields
+            .get(header::CONTENT_TYPE)
+            .filter(|v| !v.is_empty())
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        // Only whether these are there and not empty: no copy of their values.
+        let present = |name: header::HeaderName| fields.get(name).is_some_and(|v| !v.is_empty());
         let length = fields
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
-        let ruled_out = value(header::CONTENT_ENCODING).is_some()
-            || (gzip && (value(header::CONTENT_RANGE).is_some() || fields.contains_key(NO_GZIP)));
+        let ruled_out = present(header::CONTENT_ENCODING)
+            || (gzip && (present(header::CONTENT_RANGE) || fields.contains_key(NO_GZIP)));
         let event_stream = content_type
             .as_deref()
             .and_then(|t| bridge_plan::media_type::parse(t).ok())

@@ -9,7 +9,7 @@
 //! by the codec, and a fast one is encoded in large blocks. Memory is the codec's window and one
 //! frame, whatever the body's size.
 
-use std::io::Write as _;
+use std::io::Write;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
@@ -259,28 +259,24 @@ impl Encoder {
         }
     }
 
+    /// The codec as a writer; `None` once brotli's was finished or zstd's never set up.
+    fn writer(&mut self) -> Option<&mut dyn Write> {
+        match self {
+            Self::Gzip(e) => Some(e),
+            Self::Br(Some(e)) => Some(&mut **e),
+            Self::Zstd(e) => Some(e),
+            Self::Br(None) | Self::Broken => None,
+        }
+    }
+
     /// Encodes `data`, flushing the codec when asked; what the codec produced so far.
     fn push(&mut self, data: &[u8], flush: bool) -> std::io::Result<Vec<u8>> {
-        match self {
-            Self::Gzip(e) => {
-                e.write_all(data)?;
-                if flush {
-                    e.flush()?;
-                }
-            }
-            Self::Br(Some(e)) => {
-                e.write_all(data)?;
-                if flush {
-                    e.flush()?;
-                }
-            }
-            Self::Zstd(e) => {
-                e.write_all(data)?;
-                if flush {
-                    e.flush()?;
-                }
-            }
-            Self::Br(None) | Self::Broken => return Err(std::io::Error::other("no encoder")),
+        let w = self
+            .writer()
+            .ok_or_else(|| std::io::Error::other("no encoder"))?;
+        w.write_all(data)?;
+        if flush {
+            w.flush()?;
         }
         Ok(self.sink().map(std::mem::take).unwrap_or_default())
     }

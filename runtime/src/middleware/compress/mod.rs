@@ -100,10 +100,10 @@ impl Compress {
                 return Choice::Pass;
             }
         }
-        let mut lines = fields.get_all(header::ACCEPT_ENCODING).iter().peekable();
-        let picked = match lines.peek() {
-            None => self.default_encoding,
-            Some(_) => self.negotiate(fields.get_all(header::ACCEPT_ENCODING).iter()),
+        let picked = if fields.contains_key(header::ACCEPT_ENCODING) {
+            self.negotiate(fields)
+        } else {
+            self.default_encoding
         };
         match picked {
             None => Choice::Pass,
@@ -118,18 +118,16 @@ impl Compress {
     }
 
     /// Traefik's `getCompressionEncoding` over every `Accept-Encoding` line.
-    fn negotiate<'a>(
-        &self,
-        lines: impl Iterator<Item = &'a http::HeaderValue>,
-    ) -> Option<ContentCoding> {
-        let lines: Vec<&[u8]> = lines.map(http::HeaderValue::as_bytes).collect();
-        if let [only] = lines.as_slice()
+    fn negotiate(&self, fields: &HeaderMap) -> Option<ContentCoding> {
+        let lines = fields.get_all(header::ACCEPT_ENCODING);
+        let mut each = lines.iter();
+        if let (Some(only), None) = (each.next(), each.next())
             && only.is_empty()
         {
             return None;
         }
         let mut best: Option<(f64, i16, Token)> = None;
-        for line in lines {
+        for line in lines.iter().map(http::HeaderValue::as_bytes) {
             for item in line.split(|b| *b == b',') {
                 let (name, params) = match item.iter().position(|b| *b == b';') {
                     Some(i) => (&item[..i], Some(&item[i + 1..])),

@@ -25,6 +25,7 @@ use http_body_util::BodyExt as _;
 use super::{Build, Flow, MiddlewareError, RequestCtx};
 use crate::body::{Body, ReqBody};
 use crate::http1::server::RequestBody;
+use crate::proxy::forwarded_headers::{FORWARDED_HEADERS, is_forwarding};
 use crate::transport::ServerClient;
 
 pub(crate) mod cookie;
@@ -42,33 +43,8 @@ const HOP: [&str; 6] = [
     "upgrade",
 ];
 
-/// Traefik's managed forwarding fields (lower case; `_` spellings count as `-`).
-const MANAGED: [&str; 13] = [
-    "x-forwarded-proto",
-    "x-forwarded-scheme",
-    "x-forwarded-for",
-    "x-forwarded-host",
-    "x-forwarded-port",
-    "x-forwarded-server",
-    "x-forwarded-uri",
-    "x-forwarded-method",
-    "x-forwarded-prefix",
-    "x-forwarded-tls-client-cert",
-    "x-forwarded-tls-client-cert-info",
-    "x-scheme",
-    "x-real-ip",
-];
-
 /// What Go's client sends when a request has no `User-Agent`.
 const GO_USER_AGENT: &str = "Go-http-client/1.1";
-
-fn managed(name: &str) -> bool {
-    if name.contains('_') {
-        let dashed = name.replace('_', "-");
-        return MANAGED.contains(&dashed.as_str());
-    }
-    MANAGED.contains(&name)
-}
 
 /// One built `forwardAuth`.
 pub(crate) struct ForwardAuth {
@@ -147,7 +123,7 @@ impl ForwardAuth {
         if c.trust_forward_header == ForwardHeaderTrust::Trusted && !request_fields.is_empty() {
             // Traefik lets its forwarding fields through a list when it trusts them.
             let mut all = request_fields.into_vec();
-            all.extend(MANAGED.iter().map(|n| HeaderName::from_static(n)));
+            all.extend(FORWARDED_HEADERS.iter().cloned());
             request_fields = all.into();
         }
         Ok(Self {
@@ -198,8 +174,7 @@ impl ForwardAuth {
             f.remove(h);
         }
         if self.trust == ForwardHeaderTrust::Untrusted {
-            let names: Vec<HeaderName> =
-                f.keys().filter(|k| managed(k.as_str())).cloned().collect();
+            let names: Vec<HeaderName> = f.keys().filter(|k| is_forwarding(k)).cloned().collect();
             for n in names {
                 f.remove(n);
             }
@@ -394,7 +369,7 @@ impl ForwardAuth {
             ctx.forwarded.forget(name);
         }
         if let Some(re) = &self.response_regex {
-            let found = |n: &HeaderName| re.is_match(&go_canonical(n.as_str()));
+            let found = |n: &HeaderName| re.is_match(&bridge_plan::go_canonical_header(n.as_str()));
             let gone: Vec<HeaderName> = fields.keys().filter(|n| found(n)).cloned().collect();
             for n in gone {
                 fields.remove(&n);
@@ -524,18 +499,6 @@ fn forwarded_port(host: &str, fields: &HeaderMap, tls: bool) -> String {
     }
 }
 
-/// Go's canonical form of a (lower-case) field name, which Traefik's expression is matched on.
-fn go_canonical(name: &str) -> String {
-    let mut upper = true;
-    name.chars()
-        .map(|c| {
-            let out = if upper { c.to_ascii_uppercase() } else { c };
-            upper = c == '-';
-            out
-        })
-        .collect()
-}
-
 /// Where Go's `http.Redirect` points for `target` from a request for `path`: an absolute URL
 /// as it is; a path made absolute against the request's directory and cleaned (a trailing `/`
 /// kept).
@@ -589,10 +552,10 @@ mod tests {
             "x_forwarded_uri",
             "x-forwarded-prefix",
         ] {
-            assert!(managed(n), "{n}");
+            assert!(is_forwarding(&HeaderName::from_static(n)), "{n}");
         }
         for n in ["x-forwarded-user", "x-auth-user", "forwarded"] {
-            assert!(!managed(n), "{n}");
+            assert!(!is_forwarding(&HeaderName::from_static(n)), "{n}");
         }
     }
 
@@ -619,7 +582,10 @@ mod tests {
 
     #[test]
     fn canonical_names_for_the_expression() {
-        assert_eq!(go_canonical("x-rx-one"), "X-Rx-One");
-        assert_eq!(go_canonical("www-authenticate"), "Www-Authenticate");
+        assert_eq!(bridge_plan::go_canonical_header("x-rx-one"), "X-Rx-One");
+        assert_eq!(
+            bridge_plan::go_canonical_header("www-authenticate"),
+            "Www-Authenticate"
+        );
     }
 }
