@@ -12,6 +12,8 @@
 use bridge_tests::backends::{Reply, backend};
 use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 
+#[path = "differential/circuit_breaker.rs"]
+mod circuit_breaker;
 #[path = "differential/compress.rs"]
 mod compress;
 #[path = "differential/forward_auth.rs"]

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acme;
+pub mod breaker_expr;
 pub mod canon;
 pub mod certs;
 pub mod check;

@@ -35,6 +35,32 @@ fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
     })
 }
 
+/// `circuitBreaker` as Traefik builds it: a duration of zero or less is the default, so is a
+/// missing code; `None` when the expression does not parse (reported by `check`).
+fn circuit_breaker(x: &dy::CircuitBreaker) -> Option<plan::CircuitBreaker> {
+    // Sub-millisecond durations round up: a positive duration never becomes "none".
+    let positive_ms = |d: Option<Duration>, default_ms: u64| match d {
+        Some(d) if d.nanos > 0 => {
+            u64::try_from(d.nanos).map_or(u64::MAX, |n| n.div_ceil(1_000_000))
+        }
+        _ => default_ms,
+    };
+    let expression = x.expression.clone().unwrap_or_default();
+    let condition = crate::breaker_expr::parse(&expression).ok()?;
+    Some(plan::CircuitBreaker {
+        expression,
+        condition,
+        check_period_ms: positive_ms(x.check_period, 100),
+        fallback_duration_ms: positive_ms(x.fallback_duration, 10_000),
+        recovery_duration_ms: positive_ms(x.recovery_duration, 10_000),
+        response_code: x
+            .response_code
+            .and_then(|c| u16::try_from(c).ok())
+            .filter(|c| (200..=999).contains(c))
+            .unwrap_or(503),
+    })
+}
+
 /// `compress` as Traefik builds it: unknown names were refused by check; a coding written twice
 /// ranks by its last place (Traefik's priority map), while `*` stands for the default encoding or
 /// else the first one as written; `application/grpc` always leads the excluded types.
@@ -900,6 +926,9 @@ impl Resolver<'_> {
         }
         if let Some(x) = &m.compress {
             return Some(K::Compress(compress(x)));
+        }
+        if let Some(x) = &m.circuit_breaker {
+            return circuit_breaker(x).map(K::CircuitBreaker);
         }
         if let Some(x) = &m.in_flight_req {
             return Some(K::InFlightReq(plan::InFlightReq {

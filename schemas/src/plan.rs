@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 8;
+pub const PLAN_VERSION: u32 = 9;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -500,6 +500,9 @@ pub enum MiddlewareKind {
     ContentType(ContentType),
     /// Asks an authentication server about each request; a 2xx lets it through.
     ForwardAuth(ForwardAuth),
+    /// Answers with a fallback status, without asking the service, while the service's recent
+    /// answers meet a condition.
+    CircuitBreaker(CircuitBreaker),
 }
 
 /// `stripPrefix`.
@@ -760,6 +763,233 @@ pub struct ContentType {
     /// Sniff (`false`: the middleware does nothing, Traefik's reading of the deprecated
     /// `autoDetect: false`).
     pub detect: bool,
+}
+
+/// `circuitBreaker`: after each forwarded answer (at most once per `check_period_ms`) the
+/// condition is evaluated over the router's recent answers; when it holds, the breaker trips:
+/// for `fallback_duration_ms` every request gets `response_code`, then for
+/// `recovery_duration_ms` a growing share is let through again (Traefik's oxy v2.1.0 breaker).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CircuitBreaker {
+    /// The expression as written (logs and `explain`).
+    pub expression: String,
+    /// What the expression means, parsed by the compiler.
+    pub condition: BreakerCondition,
+    /// Least time between two evaluations, in milliseconds (Traefik's default 100).
+    pub check_period_ms: u64,
+    /// How long a tripped breaker answers with the fallback, in milliseconds (default 10000).
+    pub fallback_duration_ms: u64,
+    /// How long the recovery ramp lasts, in milliseconds (default 10000).
+    pub recovery_duration_ms: u64,
+    /// The fallback's status (default 503); its body is the status text.
+    #[cfg_attr(feature = "schema", schemars(range(min = 100, max = 999)))]
+    pub response_code: u16,
+}
+
+/// A circuit breaker's trip condition: comparisons of the breaker's metrics with literals,
+/// joined by `and`/`or` (Traefik's `&&`/`||`, evaluated left to right, short-circuit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum BreakerCondition {
+    /// Either holds (`||`).
+    Or(Box<BreakerCondition>, Box<BreakerCondition>),
+    /// Both hold (`&&`).
+    And(Box<BreakerCondition>, Box<BreakerCondition>),
+    /// A ratio compared with a number.
+    Ratio {
+        /// Which ratio.
+        ratio: BreakerRatio,
+        /// How it is compared.
+        op: Comparison,
+        /// The number it is compared with.
+        threshold: Float,
+    },
+    /// `LatencyAtQuantileMS(quantile)`, whole milliseconds, compared with a whole number.
+    Latency {
+        /// Percentile, on the 0–100 scale (`50.0` is the median).
+        quantile: Float,
+        /// How it is compared.
+        op: Comparison,
+        /// Milliseconds.
+        threshold_ms: i64,
+    },
+}
+
+/// The ratios a circuit breaker computes over the answers of its last 10 seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum BreakerRatio {
+    /// `NetworkErrorRatio()`: share of answers with status 502 or 504.
+    NetworkErrors,
+    /// `ResponseCodeRatio(a, b, c, d)`: answers with `a <= status < b` over answers with
+    /// `c <= status < d` (0 when there are none of the latter).
+    ResponseCodes {
+        /// `[a, b)`.
+        numerator: [i64; 2],
+        /// `[c, d)`.
+        denominator: [i64; 2],
+    },
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Comparison {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+impl Comparison {
+    /// How Traefik writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Comparison::Lt => "<",
+            Comparison::Le => "<=",
+            Comparison::Gt => ">",
+            Comparison::Ge => ">=",
+            Comparison::Eq => "==",
+            Comparison::Ne => "!=",
+        }
+    }
+
+    /// `value <op> threshold`.
+    pub fn holds<T: PartialOrd>(self, value: T, threshold: T) -> bool {
+        match self {
+            Comparison::Lt => value < threshold,
+            Comparison::Le => value <= threshold,
+            Comparison::Gt => value > threshold,
+            Comparison::Ge => value >= threshold,
+            Comparison::Eq => value == threshold,
+            Comparison::Ne => value != threshold,
+        }
+    }
+}
+
+/// A finite number that is not a whole one. Plans hold only integers, so it is written as the
+/// shortest decimal text that reads back as the same `f64` (`"0.5"`, `"1e-7"`).
+#[derive(Debug, Clone, Copy)]
+pub struct Float(f64);
+
+impl Float {
+    /// `v`, when it is finite.
+    pub fn new(v: f64) -> Option<Float> {
+        v.is_finite().then_some(Float(v))
+    }
+
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl PartialEq for Float {
+    fn eq(&self, other: &Float) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for Float {}
+
+impl std::fmt::Display for Float {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `{:?}` is the shortest text that reads back exactly, and always looks like a float
+        // (`50.0`, not `50`).
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl Serialize for Float {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Float {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let written = String::deserialize(deserializer)?;
+        written
+            .parse::<f64>()
+            .ok()
+            .and_then(Float::new)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{written}` is not a finite number")))
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Float {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Float".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A finite number written as decimal text, e.g. `0.5`, `50.0`, `1e-7`.",
+            "type": "string",
+            "pattern": "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?(e-?[0-9]+)?$"
+        })
+    }
+}
+
+impl std::fmt::Display for BreakerCondition {
+    /// As a Traefik expression that means the same (parenthesised where needed).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // Go's `||` and `&&` group to the left, and `&&` binds tighter: a right operand of
+            // the same kind, and an `||` under `&&`, need parentheses to read back as this tree.
+            BreakerCondition::Or(a, b) => match &**b {
+                BreakerCondition::Or(..) => write!(f, "{a} || ({b})"),
+                _ => write!(f, "{a} || {b}"),
+            },
+            BreakerCondition::And(a, b) => {
+                match &**a {
+                    BreakerCondition::Or(..) => write!(f, "({a})")?,
+                    _ => write!(f, "{a}")?,
+                }
+                match &**b {
+                    BreakerCondition::Or(..) | BreakerCondition::And(..) => write!(f, " && ({b})"),
+                    _ => write!(f, " && {b}"),
+                }
+            }
+            BreakerCondition::Ratio {
+                ratio,
+                op,
+                threshold,
+            } => {
+                match ratio {
+                    BreakerRatio::NetworkErrors => f.write_str("NetworkErrorRatio()")?,
+                    BreakerRatio::ResponseCodes {
+                        numerator: [a, b],
+                        denominator: [c, d],
+                    } => write!(f, "ResponseCodeRatio({a}, {b}, {c}, {d})")?,
+                }
+                write!(f, " {} {threshold}", op.as_str())
+            }
+            BreakerCondition::Latency {
+                quantile,
+                op,
+                threshold_ms,
+            } => write!(
+                f,
+                "LatencyAtQuantileMS({quantile}) {} {threshold_ms}",
+                op.as_str()
+            ),
+        }
+    }
 }
 
 /// `forwardAuth`: each request is first sent (without body) to `address`; a 2xx answer lets it

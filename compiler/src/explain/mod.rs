@@ -472,6 +472,17 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
                 }
             ),
         ),
+        MiddlewareKind::CircuitBreaker(c) => (
+            "circuit_breaker",
+            format!(
+                "trips on {}: {} for {}ms, recovers over {}ms, checked every {}ms",
+                c.condition,
+                c.response_code,
+                c.fallback_duration_ms,
+                c.recovery_duration_ms,
+                c.check_period_ms
+            ),
+        ),
         MiddlewareKind::ContentType(c) => (
             "content_type",
             if c.detect {

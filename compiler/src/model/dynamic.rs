@@ -510,7 +510,6 @@ pub struct Middleware {
     pub chain: Option<Chain>,
     /// Stops forwarding to a service while an expression over its metrics trips.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub circuit_breaker: Option<CircuitBreaker>,
     /// Compresses responses (gzip, brotli, zstd); `{}` enables it with defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -44,6 +44,9 @@ impl<'a> Ctx<'a> {
             if let Some(f) = &m.forward_auth {
                 self.check_forward_auth(name, fi, &format!("{base}/forwardAuth"), f);
             }
+            if let Some(c) = &m.circuit_breaker {
+                self.check_circuit_breaker(name, fi, &format!("{base}/circuitBreaker"), c);
+            }
             if let Some(c) = &m.compress {
                 self.check_compress(name, fi, &format!("{base}/compress"), c);
             }

@@ -171,7 +171,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Maps a byte range inside a rule string to the source, accounting for the opening quote.
-    fn rule_span(&self, value: Span, rule: &str, offset: usize, len: usize) -> Span {
+    pub(super) fn rule_span(&self, value: Span, rule: &str, offset: usize, len: usize) -> Span {
         let text = self
             .sources
             .get(value.file)

@@ -974,6 +974,17 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 "authSigninURL": f.auth_signin_url,
             }),
         ),
+        MiddlewareKind::CircuitBreaker(c) => (
+            "circuitBreaker",
+            "circuitbreaker",
+            json!({
+                "expression": c.expression,
+                "checkPeriod": format!("{}ms", c.check_period_ms),
+                "fallbackDuration": format!("{}ms", c.fallback_duration_ms),
+                "recoveryDuration": format!("{}ms", c.recovery_duration_ms),
+                "responseCode": c.response_code,
+            }),
+        ),
         MiddlewareKind::ContentType(c) => (
             "contentType",
             "contenttype",

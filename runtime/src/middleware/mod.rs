@@ -17,6 +17,7 @@ use crate::body::Body;
 use crate::proxy::forwarded_headers::Forwarded;
 
 pub(crate) mod basic_auth;
+pub(crate) mod circuit_breaker;
 pub(crate) mod compress;
 pub(crate) mod content_type;
 pub(crate) mod cors;
@@ -119,6 +120,7 @@ pub(crate) enum Middleware {
     ContentType(bool),
     // Boxed: its client (pools, TLS settings) is many times the size of every other kind.
     ForwardAuth(Box<forward_auth::ForwardAuth>),
+    CircuitBreaker(circuit_breaker::CircuitBreaker),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -214,6 +216,9 @@ pub(crate) enum Stage<'a> {
     Errors(ErrorsAt<'a>),
     /// `compress`: what the request's negotiation chose.
     Compress(&'a compress::Compress, compress::Choice),
+    /// `circuitBreaker` forwarded the request at this instant: the answer that comes back is
+    /// measured.
+    Breaker(&'a circuit_breaker::CircuitBreaker, tokio::time::Instant),
     /// `forwardAuth` let the request through with an answer that set cookies: the client's
     /// answer gets its `Set-Cookie` lines rewritten.
     AuthCookies(
@@ -284,15 +289,19 @@ impl Middleware {
             K::ForwardAuth(c) => {
                 Self::ForwardAuth(Box::new(forward_auth::ForwardAuth::from_plan(c, at)?))
             }
+            K::CircuitBreaker(c) => {
+                Self::CircuitBreaker(circuit_breaker::CircuitBreaker::from_plan(c)?)
+            }
         })
     }
 
     /// Kinds whose state is one per router, as Traefik builds them (two routers naming one
-    /// rateLimit do not share its buckets).
+    /// rateLimit do not share its buckets, nor two naming one circuitBreaker its state).
     pub(crate) fn per_router(kind: &bridge_plan::MiddlewareKind) -> bool {
+        use bridge_plan::MiddlewareKind as K;
         matches!(
             kind,
-            bridge_plan::MiddlewareKind::RateLimit(_) | bridge_plan::MiddlewareKind::InFlightReq(_)
+            K::RateLimit(_) | K::InFlightReq(_) | K::CircuitBreaker(_)
         )
     }
 
@@ -332,6 +341,16 @@ impl Middleware {
                         Flow::Continue
                     }
                     None => Flow::Respond(m.refusal()),
+                }
+            }
+            Self::CircuitBreaker(m) => {
+                let now = tokio::time::Instant::now();
+                match m.gate(now) {
+                    circuit_breaker::Gate::Fallback => Flow::Respond(m.fallback()),
+                    circuit_breaker::Gate::Forward => {
+                        ctx.response.stages.push(Stage::Breaker(m, now));
+                        Flow::Continue
+                    }
                 }
             }
             Self::ContentType(on) => {

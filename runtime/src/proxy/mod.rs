@@ -344,6 +344,11 @@ impl Runtime {
                     *resp.status_mut() = sent;
                 }
                 Stage::AuthCookies(m, cookies) => m.rewrite_cookies(&cookies, resp.headers_mut()),
+                Stage::Breaker(m, start) => {
+                    // Recorded when the body is done with: oxy times the whole answer.
+                    let probe = m.probe(resp.status(), start);
+                    resp = resp.map(|b| crate::body::Held::wrap(b, probe));
+                }
                 Stage::Compress(m, choice) => {
                     resp = Box::pin(crate::middleware::compress::encode::respond(
                         m, choice, resp, sniff,
