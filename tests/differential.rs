@@ -18,6 +18,8 @@ mod circuit_breaker;
 mod compress;
 #[path = "differential/forward_auth.rs"]
 mod forward_auth;
+#[path = "differential/sticky.rs"]
+mod sticky;
 #[path = "differential/transports.rs"]
 mod transports;
 

@@ -35,6 +35,92 @@ fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
     })
 }
 
+/// A sticky cookie as Traefik writes it (Go's `http.Cookie.String`): a name of token characters
+/// only (others become `_`), or `_` and 5 hex digits of the SHA-1 of `_TRAEFIK_BACKEND_<service>@file`;
+/// a path without the bytes Go drops, a domain Go accepts (else none), `Max-Age` only when not 0
+/// (a negative one is 0), `SameSite` only for the three values Go knows.
+fn sticky_cookie(c: &dy::Cookie, service: &str) -> plan::StickyCookie {
+    use sha1::Digest as _;
+    let name = match c.name.as_deref().filter(|n| !n.is_empty()) {
+        Some(n) => n
+            .chars()
+            .map(|ch| if is_token_char(ch) { ch } else { '_' })
+            .collect(),
+        None => {
+            let digest = sha1::Sha1::digest(format!("_TRAEFIK_BACKEND_{service}@file"));
+            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            format!("_{}", &hex[..5])
+        }
+    };
+    let path = match c.path.as_deref() {
+        None => Some("/".to_owned()),
+        Some("") => None,
+        Some(p) => Some(
+            p.chars()
+                .filter(|&ch| (' '..'\u{7f}').contains(&ch) && ch != ';')
+                .collect(),
+        ),
+    };
+    let domain = c
+        .domain
+        .as_deref()
+        .filter(|d| valid_cookie_domain(d))
+        .map(|d| d.strip_prefix('.').unwrap_or(d).to_owned());
+    plan::StickyCookie {
+        name,
+        path,
+        domain,
+        max_age: match c.max_age.unwrap_or(0) {
+            0 => None,
+            n => Some(u64::try_from(n).unwrap_or(0)),
+        },
+        http_only: c.http_only.unwrap_or(false),
+        secure: c.secure.unwrap_or(false),
+        same_site: match c
+            .same_site
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("none") => Some(plan::SameSite::None),
+            Some("lax") => Some(plan::SameSite::Lax),
+            Some("strict") => Some(plan::SameSite::Strict),
+            _ => None,
+        },
+    }
+}
+
+/// RFC 2616's token characters (Go's `isCookieNameValid` rune test).
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}
+
+/// Go's `validCookieDomain`: a host name by `isCookieDomainName`, or an IPv4 address.
+pub(crate) fn valid_cookie_domain(d: &str) -> bool {
+    if d.parse::<std::net::Ipv4Addr>().is_ok() {
+        return true;
+    }
+    if d.is_empty() || d.len() > 255 {
+        return false;
+    }
+    let s = d.strip_prefix('.').unwrap_or(d);
+    let (mut last, mut letter, mut part) = (b'.', false, 0usize);
+    for &c in s.as_bytes() {
+        match c {
+            b'a'..=b'z' | b'A'..=b'Z' => {
+                letter = true;
+                part += 1;
+            }
+            b'0'..=b'9' => part += 1,
+            b'-' if last != b'.' => part += 1,
+            b'.' if last != b'.' && last != b'-' && (1..=63).contains(&part) => part = 0,
+            _ => return false,
+        }
+        last = c;
+    }
+    last != b'-' && part <= 63 && letter
+}
+
 /// `circuitBreaker` as Traefik builds it: a duration of zero or less is the default, so is a
 /// missing code; `None` when the expression does not parse (reported by `check`).
 fn circuit_breaker(x: &dy::CircuitBreaker) -> Option<plan::CircuitBreaker> {
@@ -1051,6 +1137,11 @@ impl Resolver<'_> {
                         .servers_transport
                         .as_deref()
                         .map(|t| plan_name(t).to_owned()),
+                    sticky: lb
+                        .sticky
+                        .as_ref()
+                        .and_then(|s| s.cookie.as_ref())
+                        .map(|c| Box::new(sticky_cookie(c, name))),
                 })
             } else if let Some(w) = &s.weighted {
                 plan::ServiceKind::Weighted(plan::Weighted {

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 9;
+pub const PLAN_VERSION: u32 = 10;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -331,6 +331,56 @@ pub struct LoadBalancer {
     /// Key into [`Plan::servers_transports`] (`@file` stripped); `null`: the default transport,
     /// [`DEFAULT_SERVERS_TRANSPORT`].
     pub servers_transport: Option<String>,
+    /// Sticky sessions: a client whose cookie names an available server keeps it; `null`: none.
+    /// Boxed: most load balancers have none, and it would double the size of every service.
+    pub sticky: Option<Box<StickyCookie>>,
+}
+
+/// The cookie of sticky sessions, as Traefik writes it: `name=<first 16 hex digits of the
+/// SHA-256 of the server URL as written>` and the attributes below, in Go's order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StickyCookie {
+    /// The cookie's name (a token: the compiler replaced other characters, or derived it from
+    /// the service name as Traefik does).
+    pub name: String,
+    /// `Path`; `null`: no attribute.
+    pub path: Option<String>,
+    /// `Domain`, without a leading dot; `null`: no attribute.
+    pub domain: Option<String>,
+    /// `Max-Age` in seconds; `null`: no attribute (a session cookie).
+    pub max_age: Option<u64>,
+    /// `HttpOnly`.
+    pub http_only: bool,
+    /// `Secure`.
+    pub secure: bool,
+    /// `SameSite`; `null`: no attribute.
+    pub same_site: Option<SameSite>,
+}
+
+/// A cookie's `SameSite` attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum SameSite {
+    /// `SameSite=None`
+    None,
+    /// `SameSite=Lax`
+    Lax,
+    /// `SameSite=Strict`
+    Strict,
+}
+
+impl SameSite {
+    /// As the attribute writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SameSite::None => "None",
+            SameSite::Lax => "Lax",
+            SameSite::Strict => "Strict",
+        }
+    }
 }
 
 /// One upstream server.
@@ -2220,6 +2270,7 @@ impl Plan {
                     close_tunnels_after_ms: Some(500),
                 }),
                 servers_transport: None,
+                sticky: None,
             }),
         };
         let entrypoint = EntryPoint {

@@ -315,6 +315,9 @@ fn lb_options(lb: &LoadBalancer) -> String {
     if let Some(transport) = &lb.servers_transport {
         parts.push(format!("transport {transport}"));
     }
+    if let Some(c) = &lb.sticky {
+        parts.push(format!("sticky cookie {}", c.name));
+    }
     parts.join(", ")
 }
 

@@ -230,7 +230,7 @@ pub struct Service {
 pub struct ServersLoadBalancer {
     /// Sticky sessions via a cookie naming the chosen server (default: off; `{}` enables it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
+    #[schemars(extend("x-allow-empty" = true))]
     pub sticky: Option<Sticky>,
     /// Backend servers to forward requests to.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -108,6 +108,9 @@ impl<'a> Ctx<'a> {
                         }
                     }
                 }
+                if let Some(sticky) = &lb.sticky {
+                    self.check_sticky(name, fi, &format!("{lbp}/sticky"), sticky);
+                }
                 if let Some(strategy) = &lb.strategy {
                     let p = format!("{lbp}/strategy");
                     let span = self.span(fi, &p);
@@ -394,6 +397,54 @@ impl<'a> Ctx<'a> {
                 format!("service `{name}`: health check method `{m}` is not an HTTP method"),
                 span,
                 format!("{p}/method"),
+            );
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// A sticky section Traefik reads otherwise than it is written: without `cookie` it sticks
+    /// nothing, an unknown `sameSite` is left out of the cookie, a `domain` Go refuses is dropped.
+    fn check_sticky(
+        &mut self,
+        name: &str,
+        fi: usize,
+        base: &str,
+        s: &crate::model::dynamic::Sticky,
+    ) {
+        let Some(c) = &s.cookie else {
+            let span = self.key_span(fi, base);
+            self.warn(
+                Code::InvalidValue,
+                format!("service `{name}`: sticky without `cookie` makes no session sticky (as in Traefik)"),
+                span,
+                base.to_owned(),
+            )
+            .hint = Some("write `sticky: {cookie: {}}` for a cookie with Traefik's defaults".into());
+            return;
+        };
+        if let Some(v) = &c.same_site
+            && !["none", "lax", "strict"].contains(&v.to_ascii_lowercase().as_str())
+        {
+            let p = format!("{base}/cookie/sameSite");
+            let span = self.span(fi, &p);
+            self.warn(
+                Code::InvalidValue,
+                format!("service `{name}`: sameSite `{v}` is not none, lax or strict; the cookie gets no SameSite attribute, as Traefik writes it"),
+                span,
+                p,
+            );
+        }
+        if let Some(d) = c.domain.as_deref().filter(|d| !d.is_empty())
+            && !crate::resolve::valid_cookie_domain(d)
+        {
+            let p = format!("{base}/cookie/domain");
+            let span = self.span(fi, &p);
+            self.warn(
+                Code::InvalidValue,
+                format!("service `{name}`: `{d}` is not a cookie domain; the cookie gets no Domain attribute, as Traefik writes it"),
+                span,
+                p,
             );
         }
     }

@@ -750,6 +750,30 @@ fn load_balancer(lb: &LoadBalancer) -> Value {
     if let Some(transport) = &lb.servers_transport {
         m.insert("serversTransport".into(), json!(transport));
     }
+    if let Some(c) = &lb.sticky {
+        // Traefik shows the effective cookie: the name it derived, the path it defaults.
+        let mut cookie = Map::new();
+        cookie.insert("name".into(), json!(c.name));
+        if c.secure {
+            cookie.insert("secure".into(), json!(true));
+        }
+        if c.http_only {
+            cookie.insert("httpOnly".into(), json!(true));
+        }
+        if let Some(s) = c.same_site {
+            cookie.insert("sameSite".into(), json!(s.as_str().to_ascii_lowercase()));
+        }
+        if let Some(age) = c.max_age {
+            cookie.insert("maxAge".into(), json!(age));
+        }
+        if let Some(p) = &c.path {
+            cookie.insert("path".into(), json!(p));
+        }
+        if let Some(d) = &c.domain {
+            cookie.insert("domain".into(), json!(d));
+        }
+        m.insert("sticky".into(), json!({ "cookie": cookie }));
+    }
     Value::Object(m)
 }
 

@@ -82,6 +82,10 @@ impl Runtime {
     ) -> Response<Body> {
         // The mirroring services on the way to the server: each copies the request.
         let mut via = Via::default();
+        let sticky = self.upstreams.sticky(out.service);
+        if sticky {
+            via.cookies = crate::upstream::sticky::cookies(req.headers());
+        }
         let server = match self.upstreams.pick_holding(out.service, &mut via).await {
             Pick::Server(s) => s,
             Pick::NoAvailableServer => {
@@ -140,20 +144,30 @@ impl Runtime {
             may_retry,
             read_deadline,
         };
-        match self.attempt_all(&mut attempts, server).await {
+        // Only a sticky service needs the first server after a failed attempt.
+        let first = sticky.then(|| server.clone());
+        let (mut resp, server) = match self.attempt_all(&mut attempts, server).await {
             Ok((result, server)) => {
                 crate::observe::note(|s| s.server = Some(server.url().to_owned()));
                 let slots = std::mem::take(&mut attempts.out.slots);
-                self.finish(
+                let resp = self.finish(
                     result,
                     &server,
                     &attempts.out,
                     (client_upgrade, slots),
                     write_deadline,
-                )
+                );
+                (resp, Some(server))
             }
-            Err(answer) => answer,
+            Err(answer) => (answer, first),
+        };
+        if sticky
+            && let Some(server) = server
+            && let Some(cookie) = self.upstreams.set_cookie(&server, &attempts.via)
+        {
+            resp.headers_mut().append(header::SET_COOKIE, cookie);
         }
+        resp
     }
 
     /// Sends to `server`, then to the next server while a retryable attempt fails; the last

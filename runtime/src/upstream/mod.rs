@@ -39,6 +39,7 @@
 
 pub(crate) mod health;
 pub(crate) mod probe;
+pub(crate) mod sticky;
 
 use crate::FastMap;
 use std::fmt;
@@ -210,6 +211,11 @@ pub enum Pick {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Via {
     names: [Option<(usize, Arc<str>)>; 4],
+    /// The request's `Cookie` fields, when the service has a sticky load balancer.
+    pub(crate) cookies: Vec<http::HeaderValue>,
+    /// The server the request's cookie named in its current form, as (node, index): its answer
+    /// needs no `Set-Cookie`.
+    hit: Option<(usize, usize)>,
 }
 
 impl Via {
@@ -274,6 +280,12 @@ pub enum UpstreamError {
         #[source]
         source: ProbeTargetError,
     },
+    /// A sticky cookie's name or attributes cannot be written in a `Set-Cookie` field.
+    #[error("service `{service}`: its sticky cookie cannot be written as a Set-Cookie field")]
+    InvalidCookie {
+        /// The load-balancer service.
+        service: String,
+    },
 }
 
 /// All upstream services of a plan with the live state of their servers.
@@ -328,6 +340,8 @@ pub(crate) struct Lb {
     /// a request waiting for the re-probe round a failure triggered knows when it is over.
     probes: AtomicU64,
     probed: Notify,
+    /// Sticky sessions, when configured.
+    sticky: Option<sticky::Sticky>,
 }
 
 /// What an operator decided for a server (never in the plan; kept across reloads).
@@ -504,7 +518,17 @@ impl Upstreams {
                             probe,
                         });
                     }
+                    let sticky = match &lb.sticky {
+                        Some(c) => Some(
+                            sticky::Sticky::new(c, lb.servers.iter().map(|s| s.url.as_str()))
+                                .ok_or_else(|| UpstreamError::InvalidCookie {
+                                    service: name.clone(),
+                                })?,
+                        ),
+                        None => None,
+                    };
                     NodeKind::LoadBalancer(Box::new(Lb {
+                        sticky,
                         servers,
                         health_check: lb.health_check.clone(),
                         wrr: Mutex::default(),
@@ -551,6 +575,40 @@ impl Upstreams {
         })
     }
 
+    /// Whether a pick for `id` may read the request's cookies (a sticky load balancer is
+    /// reachable from it).
+    pub(crate) fn sticky(&self, id: ServiceId) -> bool {
+        self.node_sticky(id.0, 0)
+    }
+
+    fn node_sticky(&self, node: usize, depth: usize) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        match self.inner.nodes.get(node).map(|n| &n.kind) {
+            Some(NodeKind::LoadBalancer(lb)) => lb.sticky.is_some(),
+            Some(NodeKind::Weighted { children, .. }) => children
+                .iter()
+                .any(|(child, _)| self.node_sticky(*child, depth + 1)),
+            Some(NodeKind::Failover { main, fallback }) => {
+                self.node_sticky(*main, depth + 1) || self.node_sticky(*fallback, depth + 1)
+            }
+            Some(NodeKind::Mirroring { main }) => self.node_sticky(*main, depth + 1),
+            None => false,
+        }
+    }
+
+    /// The `Set-Cookie` value an answer from `server` carries: its load balancer is sticky and
+    /// the request's cookie did not already name it (Traefik sets it before forwarding, so
+    /// whatever the server answers).
+    pub(crate) fn set_cookie(&self, server: &ServerRef, via: &Via) -> Option<http::HeaderValue> {
+        if via.hit == Some((server.node, server.index)) {
+            return None;
+        }
+        let lb = self.lb(server.node)?;
+        lb.sticky.as_ref()?.set_cookie(server.index).cloned()
+    }
+
     /// Resolves a service key once, for [`Upstreams::pick_id`].
     pub fn service_id(&self, service: &str) -> Option<ServiceId> {
         self.inner.ids.get(service).copied().map(ServiceId)
@@ -574,7 +632,8 @@ impl Upstreams {
         if id.0 >= self.inner.nodes.len() {
             return Pick::UnknownService;
         }
-        *via = Via::default();
+        via.names = Default::default();
+        via.hit = None;
         self.pick_node(id.0, 0, via)
     }
 
@@ -587,6 +646,21 @@ impl Upstreams {
         }
         match &n.kind {
             NodeKind::LoadBalancer(lb) => {
+                // A cookie naming an available server wins, without advancing the rotation.
+                if let Some(st) = &lb.sticky
+                    && let Some(named) = st.named(&via.cookies)
+                    && let Some(slot) = lb.servers.get(named.index).filter(|s| lb.admits(s))
+                {
+                    if !named.legacy {
+                        via.hit = Some((node, named.index));
+                    }
+                    return Pick::Server(ServerRef {
+                        service: n.name.clone(),
+                        url: slot.url.clone(),
+                        node,
+                        index: named.index,
+                    });
+                }
                 let generation = self.inner.generation.load(Ordering::Acquire);
                 let mut available = lb.servers.iter().enumerate().filter(|(_, s)| lb.admits(s));
                 let chosen = match (available.next(), available.next()) {
@@ -1012,6 +1086,7 @@ pub(crate) mod tests {
             pass_host_header: true,
             health_check,
             servers_transport: None,
+            sticky: None,
         })
     }
 
@@ -1061,6 +1136,72 @@ pub(crate) mod tests {
         );
         // Smooth: B A B B repeated.
         assert_eq!(picks[..8], [B, A, B, B, B, A, B, B]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_sticky_cookie_keeps_its_available_server_without_advancing_the_rotation() {
+        let mut kind = lb(&[(A, 1), (B, 1)], Some(seed_check()));
+        if let ServiceKind::LoadBalancer(l) = &mut kind {
+            l.sticky = Some(
+                serde_json::from_value(serde_json::json!({
+                    "name": "st", "path": "/", "domain": null, "max_age": null,
+                    "http_only": false, "secure": false, "same_site": null
+                }))
+                .unwrap(),
+            );
+        }
+        let up = Upstreams::from_plan(&plan(vec![("svc", kind)])).unwrap();
+        set(&up, "svc", A, ServerState::Up);
+        set(&up, "svc", B, ServerState::Up);
+        let id = up.service_id("svc").unwrap();
+        assert!(up.sticky(id));
+        let b_value = "st=ce5e15f57a2dbbd9";
+        let pick = |cookie: Option<String>| {
+            let mut via = Via {
+                cookies: cookie
+                    .iter()
+                    .map(|c| http::HeaderValue::from_str(c).unwrap())
+                    .collect(),
+                ..Via::default()
+            };
+            let Pick::Server(s) = up.pick_via(id, &mut via) else {
+                panic!("no server")
+            };
+            let set = up
+                .set_cookie(&s, &via)
+                .map(|v| v.to_str().unwrap().to_owned());
+            (s.url().to_owned(), set)
+        };
+        // Without a cookie: the rotation, and a cookie for whoever was picked.
+        let (first, cookie) = pick(None);
+        assert!(cookie.unwrap().ends_with("; Path=/"));
+        // The cookie for B: B every time, no new cookie, and the rotation did not move.
+        let value = |url: &str| {
+            format!("st={}", {
+                use sha2::Digest as _;
+                let d = sha2::Sha256::digest(url.as_bytes());
+                d[..8]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>()
+            })
+        };
+        assert_eq!(value(B), b_value);
+        for _ in 0..3 {
+            assert_eq!(pick(Some(value(B))), (B.to_owned(), None));
+        }
+        let (second, _) = pick(None);
+        assert_ne!(first, second, "sticky hits leave the rotation where it was");
+        // The raw URL (an older Traefik's cookie): B, and the cookie in today's form.
+        assert_eq!(
+            pick(Some(format!("st={B}"))),
+            (B.to_owned(), Some(format!("{b_value}; Path=/")))
+        );
+        // B down: the cookie is ignored, A serves and the client gets A's cookie.
+        set(&up, "svc", B, ServerState::Down);
+        let (url, cookie) = pick(Some(value(B)));
+        assert_eq!(url, A);
+        assert_eq!(cookie, Some(format!("{}; Path=/", value(A))));
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,0 +1,203 @@
+//! Sticky cookies through bridge-runtime and Traefik: two servers that answer their name, load
+//! balancers with a fully specified cookie, a default one (Traefik's derived name) and a name
+//! with characters a cookie name cannot hold. A cookie naming a server, in today's form or in
+//! one an older Traefik wrote, is compared field by field; the first pick of a request without
+//! one is random in Traefik (it shuffles servers at every build), so there each proxy's own
+//! `Set-Cookie` must name the server that answered.
+
+use bridge_tests::backends::{Reply, backend};
+use bridge_tests::traefik::{Probe, Twin, agree, fetch, free_port, oracle, serve_twice};
+
+/// 16 hex digits of the SHA-256 of the URL: what Traefik writes for a server.
+fn value(url: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(url.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn fnv1(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h: u64, &b| {
+        h.wrapping_mul(0x0000_0100_0000_01b3) ^ u64::from(b)
+    })
+}
+
+fn ask(twin: &Twin, target: &str, cookie: &str) -> bridge_tests::traefik::Answer {
+    let headers = [("Cookie", cookie)];
+    agree(
+        twin,
+        &Probe {
+            method: "GET",
+            target,
+            headers: if cookie.is_empty() { &[] } else { &headers },
+            compare: &["set-cookie"],
+            body: b"",
+        },
+    )
+}
+
+#[test]
+fn sticky_cookies_are_read_and_written_as_traefik_does() {
+    let oracle = oracle("sticky_cookies_are_read_and_written_as_traefik_does");
+    let a = backend("a").answer(|_| Reply::ok("a")).start();
+    let b = backend("b").answer(|_| Reply::ok("b")).start();
+    let (ua, ub) = (
+        format!("http://127.0.0.1:{}", a.port()),
+        format!("http://127.0.0.1:{}", b.port()),
+    );
+    let closed = format!("http://127.0.0.1:{}", free_port());
+    let dynamic = format!(
+        r#"http:
+  routers:
+    full:
+      rule: "PathPrefix(`/full/`)"
+      entryPoints: [web]
+      service: full
+    plain:
+      rule: "PathPrefix(`/plain/`)"
+      entryPoints: [web]
+      service: plain
+    odd:
+      rule: "PathPrefix(`/odd/`)"
+      entryPoints: [web]
+      service: odd
+    dead:
+      rule: "PathPrefix(`/dead/`)"
+      entryPoints: [web]
+      service: dead
+  services:
+    full:
+      loadBalancer:
+        sticky:
+          cookie:
+            name: st
+            secure: true
+            httpOnly: true
+            sameSite: LAX
+            maxAge: 60
+            path: /full
+            domain: .example.com
+        servers:
+          - url: "{ua}"
+          - url: "{ub}"
+    plain:
+      loadBalancer:
+        sticky:
+          cookie: {{}}
+        servers:
+          - url: "{ua}"
+          - url: "{ub}"
+    odd:
+      loadBalancer:
+        sticky:
+          cookie:
+            name: "my cookie/é=1"
+            maxAge: -5
+            path: ""
+        servers:
+          - url: "{ua}"
+          - url: "{ub}"
+    dead:
+      loadBalancer:
+        sticky:
+          cookie:
+            name: dd
+        servers:
+          - url: "{ua}"
+          - url: "{closed}"
+"#
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(
+        dir.path(),
+        oracle.as_deref(),
+        &dynamic,
+        &["full", "plain", "odd", "dead"],
+    );
+    let attrs = "; Path=/full; Domain=example.com; Max-Age=60; HttpOnly; Secure; SameSite=Lax";
+
+    // A cookie naming a server: that server, and no new cookie.
+    for (url, name) in [(&ua, "a"), (&ub, "b")] {
+        for _ in 0..3 {
+            let r = ask(&twin, "/full/x", &format!("other=1; st={}", value(url)));
+            assert_eq!((r.text().as_str(), r.header("set-cookie")), (name, None));
+        }
+        let r = ask(&twin, "/full/x", &format!("st=\"{}\"", value(url)));
+        assert_eq!(r.text(), name, "quotes are removed");
+    }
+    // Older forms: the URL, its FNV-1 hash, the hash of that hash; answered with today's value.
+    let fnv = format!("{:x}", fnv1(ub.as_bytes()));
+    let double = format!("{:x}", fnv1(fnv.as_bytes()));
+    for legacy in [ub.clone(), fnv, double] {
+        let r = ask(&twin, "/full/x", &format!("st={legacy}"));
+        assert_eq!(r.text(), "b", "{legacy}");
+        let want = format!("st={}{attrs}", value(&ub));
+        assert_eq!(r.header("set-cookie"), Some(want.as_str()));
+    }
+
+    // Without a cookie, or with one naming nothing: each proxy's cookie names its pick.
+    for (who, addr) in twin.targets() {
+        for cookie in ["", "st=0000000000000000", "ST=whatever"] {
+            let headers = [("Cookie", cookie)];
+            let r = fetch(
+                addr,
+                "GET",
+                "/full/x",
+                if cookie.is_empty() { &[] } else { &headers },
+                b"",
+            )
+            .unwrap();
+            let url = if r.text() == "a" { &ua } else { &ub };
+            let want = format!("st={}{attrs}", value(url));
+            assert_eq!(
+                r.header("set-cookie"),
+                Some(want.as_str()),
+                "{who} {cookie:?}"
+            );
+        }
+    }
+
+    // The default cookie: `_` and 5 hex digits derived from the service's name, `Path=/`; a
+    // name with other characters has them replaced; a negative Max-Age is 0, an empty path none.
+    let cookies: Vec<(String, String)> = twin
+        .targets()
+        .into_iter()
+        .flat_map(|(_, addr)| {
+            ["/plain/x", "/odd/x"].map(|t| {
+                let r = fetch(addr, "GET", t, &[], b"").unwrap();
+                let url = if r.text() == "a" { &ua } else { &ub };
+                let set = r.header("set-cookie").unwrap().to_owned();
+                (set.replace(&value(url), "<value>"), t.to_owned())
+            })
+        })
+        .collect();
+    assert_eq!(cookies[0].0, "_196da=<value>; Path=/", "plain");
+    assert_eq!(cookies[1].0, "my_cookie___1=<value>; Max-Age=0", "odd");
+    if cookies.len() == 4 {
+        assert_eq!(cookies[..2], cookies[2..], "bridge vs traefik");
+    }
+
+    // A cookie for a server that refuses connections (no health check): Traefik sends the
+    // request there anyway, 502 and no new cookie; bridge-runtime retries a safe request that
+    // could not reach its server on another one (docs/runtime.md), so the client gets that
+    // server's answer and its cookie — a deliberate difference.
+    let cookie = format!("dd={}", value(&closed));
+    for (who, addr) in twin.targets() {
+        let r = fetch(addr, "GET", "/dead/x", &[("Cookie", &cookie)], b"").unwrap();
+        let got = (
+            r.status,
+            r.text(),
+            r.header("set-cookie").map(str::to_owned),
+        );
+        let want = match who {
+            "bridge" => (
+                200,
+                "a".to_owned(),
+                Some(format!("dd={}; Path=/", value(&ua))),
+            ),
+            _ => (502, "Bad Gateway".to_owned(), None),
+        };
+        assert_eq!(got, want, "{who}");
+    }
+}
