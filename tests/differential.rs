@@ -12,14 +12,14 @@
 use bridge_tests::backends::{Reply, backend};
 use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 
+#[path = "differential/balancing.rs"]
+mod balancing;
 #[path = "differential/circuit_breaker.rs"]
 mod circuit_breaker;
 #[path = "differential/compress.rs"]
 mod compress;
 #[path = "differential/forward_auth.rs"]
 mod forward_auth;
-#[path = "differential/sticky.rs"]
-mod sticky;
 #[path = "differential/transports.rs"]
 mod transports;
 

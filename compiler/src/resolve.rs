@@ -1137,11 +1137,18 @@ impl Resolver<'_> {
                         .servers_transport
                         .as_deref()
                         .map(|t| plan_name(t).to_owned()),
+                    // Traefik's hrw never writes the cookie (check warns).
                     sticky: lb
                         .sticky
                         .as_ref()
                         .and_then(|s| s.cookie.as_ref())
+                        .filter(|_| lb.strategy.as_deref() != Some("hrw"))
                         .map(|c| Box::new(sticky_cookie(c, name))),
+                    strategy: match lb.strategy.as_deref() {
+                        Some("hrw") => plan::Strategy::Hrw,
+                        // p2c and leasttime are refused by check.
+                        _ => plan::Strategy::Wrr,
+                    },
                 })
             } else if let Some(w) = &s.weighted {
                 plan::ServiceKind::Weighted(plan::Weighted {

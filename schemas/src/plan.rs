@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 10;
+pub const PLAN_VERSION: u32 = 11;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -334,6 +334,20 @@ pub struct LoadBalancer {
     /// Sticky sessions: a client whose cookie names an available server keeps it; `null`: none.
     /// Boxed: most load balancers have none, and it would double the size of every service.
     pub sticky: Option<Box<StickyCookie>>,
+    /// How a server is chosen.
+    pub strategy: Strategy,
+}
+
+/// A load balancer's strategy (Traefik's `strategy`; `p2c` and `leasttime` are not served yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Weighted round robin.
+    Wrr,
+    /// Highest random weight (rendezvous hashing) of the client's address: each client stays on
+    /// one server while the set of available servers stays the same.
+    Hrw,
 }
 
 /// The cookie of sticky sessions, as Traefik writes it: `name=<first 16 hex digits of the
@@ -2271,6 +2285,7 @@ impl Plan {
                 }),
                 servers_transport: None,
                 sticky: None,
+                strategy: Strategy::Wrr,
             }),
         };
         let entrypoint = EntryPoint {

@@ -318,6 +318,9 @@ fn lb_options(lb: &LoadBalancer) -> String {
     if let Some(c) = &lb.sticky {
         parts.push(format!("sticky cookie {}", c.name));
     }
+    if lb.strategy == bridge_plan::Strategy::Hrw {
+        parts.push("hrw by client address".to_owned());
+    }
     parts.join(", ")
 }
 

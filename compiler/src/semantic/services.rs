@@ -115,9 +115,16 @@ impl<'a> Ctx<'a> {
                     let p = format!("{lbp}/strategy");
                     let span = self.span(fi, &p);
                     match strategy.as_str() {
-                        "wrr" => {}
-                        "p2c" | "hrw" | "leasttime" => {
-                            self.err(Code::Unsupported, format!("service `{name}`: strategy `{strategy}` is valid Traefik, but not supported by bridgectl (only wrr)"), span, p);
+                        "wrr" | "" => {}
+                        "hrw" => {
+                            if lb.sticky.as_ref().is_some_and(|s| s.cookie.is_some()) {
+                                let sp = format!("{lbp}/sticky");
+                                let span = self.key_span(fi, &sp);
+                                self.warn(Code::InvalidValue, format!("service `{name}`: the hrw strategy never sets the sticky cookie, as in Traefik: the client's address decides"), span, sp);
+                            }
+                        }
+                        "p2c" | "leasttime" => {
+                            self.err(Code::Unsupported, format!("service `{name}`: strategy `{strategy}` is valid Traefik, but not supported by bridgectl (wrr and hrw are)"), span, p);
                         }
                         _ => {
                             self.err(

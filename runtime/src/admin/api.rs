@@ -744,6 +744,13 @@ fn load_balancer(lb: &LoadBalancer) -> Value {
     let mut m = Map::new();
     m.insert("servers".into(), Value::Array(servers));
     m.insert("passHostHeader".into(), json!(lb.pass_host_header));
+    m.insert(
+        "strategy".into(),
+        json!(match lb.strategy {
+            bridge_plan::Strategy::Wrr => "wrr",
+            bridge_plan::Strategy::Hrw => "hrw",
+        }),
+    );
     if let Some(hc) = &lb.health_check {
         m.insert("healthCheck".into(), health_check(hc));
     }
@@ -1449,6 +1456,7 @@ mod tests {
             json!({
                 "servers": [{"url": "http://10.0.0.11:8080"}, {"url": "http://10.0.0.12:8080"}],
                 "passHostHeader": true,
+                "strategy": "wrr",
                 "healthCheck": {
                     "path": "/health",
                     "method": "GET",

@@ -81,7 +81,7 @@ impl Runtime {
         mut req: Request<RequestBody>,
     ) -> Response<Body> {
         // The mirroring services on the way to the server: each copies the request.
-        let mut via = Via::default();
+        let mut via = Via::for_client(Some(out.peer.addr.ip()));
         let sticky = self.upstreams.sticky(out.service);
         if sticky {
             via.cookies = crate::upstream::sticky::cookies(req.headers());
@@ -220,7 +220,7 @@ impl Runtime {
         kind: FailureKind,
     ) -> Option<ServerRef> {
         let id = a.out.service;
-        let mut again = Via::default();
+        let mut again = Via::for_client(a.via.client);
         let next = match self.upstreams.pick_holding(id, &mut again).await {
             // The server just died and none is left: the re-probe round that failure
             // triggered may find the standby promoted.

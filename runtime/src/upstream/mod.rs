@@ -38,6 +38,7 @@
 //! ([`crate::upstream::health::HealthChecker`]) for an immediate probe of all its servers.
 
 pub(crate) mod health;
+mod hrw;
 pub(crate) mod probe;
 pub(crate) mod sticky;
 
@@ -216,9 +217,19 @@ pub struct Via {
     /// The server the request's cookie named in its current form, as (node, index): its answer
     /// needs no `Set-Cookie`.
     hit: Option<(usize, usize)>,
+    /// The client's address, for `hrw` load balancers.
+    pub(crate) client: Option<std::net::IpAddr>,
 }
 
 impl Via {
+    /// The pick of a request from `client` (`hrw` load balancers hash it).
+    pub(crate) fn for_client(client: Option<std::net::IpAddr>) -> Self {
+        Self {
+            client,
+            ..Self::default()
+        }
+    }
+
     /// Records a mirroring service; past four, further ones are not recorded (plans with longer
     /// chains are refused at start, see [`crate::proxy::mirror::too_deep`]).
     fn push(&mut self, node: usize, name: &Arc<str>) {
@@ -342,6 +353,7 @@ pub(crate) struct Lb {
     probed: Notify,
     /// Sticky sessions, when configured.
     sticky: Option<sticky::Sticky>,
+    strategy: bridge_plan::Strategy,
 }
 
 /// What an operator decided for a server (never in the plan; kept across reloads).
@@ -529,6 +541,7 @@ impl Upstreams {
                     };
                     NodeKind::LoadBalancer(Box::new(Lb {
                         sticky,
+                        strategy: lb.strategy,
                         servers,
                         health_check: lb.health_check.clone(),
                         wrr: Mutex::default(),
@@ -667,6 +680,10 @@ impl Upstreams {
                     (None, _) => None,
                     // Only one: no round robin to advance, no lock.
                     (Some((i, _)), None) => Some(i),
+                    (Some(_), Some(_)) if lb.strategy == bridge_plan::Strategy::Hrw => hrw::pick(
+                        via.client,
+                        lb.servers.iter().map(|s| (&*s.url, s.weight, lb.admits(s))),
+                    ),
                     (Some(_), Some(_)) => lock(&lb.wrr).next(
                         generation,
                         lb.servers.len(),
@@ -1087,6 +1104,7 @@ pub(crate) mod tests {
             health_check,
             servers_transport: None,
             sticky: None,
+            strategy: bridge_plan::Strategy::Wrr,
         })
     }
 

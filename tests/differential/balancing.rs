@@ -1,4 +1,6 @@
-//! Sticky cookies through bridge-runtime and Traefik: two servers that answer their name, load
+//! Load balancing through bridge-runtime and Traefik.
+//!
+//! Sticky cookies: two servers that answer their name, load
 //! balancers with a fully specified cookie, a default one (Traefik's derived name) and a name
 //! with characters a cookie name cannot hold. A cookie naming a server, in today's form or in
 //! one an older Traefik wrote, is compared field by field; the first pick of a request without
@@ -199,5 +201,67 @@ fn sticky_cookies_are_read_and_written_as_traefik_does() {
             _ => (502, "Bad Gateway".to_owned(), None),
         };
         assert_eq!(got, want, "{who}");
+    }
+}
+
+/// `hrw`: the same client goes to the same server in both, for several server sets and weights
+/// (the key is the connection's address, 127.0.0.1 here; forwarding fields are not read).
+#[test]
+fn hrw_picks_the_server_traefik_picks() {
+    let oracle = oracle("hrw_picks_the_server_traefik_picks");
+    let backends: Vec<_> = ["a", "b", "c", "d"]
+        .into_iter()
+        .map(|n| backend(n).answer(move |_| Reply::ok(n)).start())
+        .collect();
+    let url = |i: usize| format!("http://127.0.0.1:{}", backends[i].port());
+    let sets: [&[(usize, u32)]; 6] = [
+        &[(0, 1), (1, 1)],
+        &[(1, 1), (0, 1)],
+        &[(0, 1), (1, 1), (2, 1), (3, 1)],
+        &[(0, 5), (1, 1), (2, 1)],
+        &[(0, 1), (1, 2), (2, 5)],
+        &[(3, 1), (2, 1), (1, 0)],
+    ];
+    let mut dynamic = String::from("http:\n  routers:\n");
+    for i in 0..sets.len() {
+        dynamic.push_str(&format!(
+            "    h{i}:\n      rule: \"PathPrefix(`/h{i}/`)\"\n      entryPoints: [web]\n      service: h{i}\n"
+        ));
+    }
+    dynamic.push_str("  services:\n");
+    for (i, set) in sets.iter().enumerate() {
+        dynamic.push_str(&format!(
+            "    h{i}:\n      loadBalancer:\n        strategy: hrw\n        servers:\n"
+        ));
+        for (s, w) in set.iter() {
+            dynamic.push_str(&format!(
+                "          - url: \"{}\"\n            weight: {w}\n",
+                url(*s)
+            ));
+        }
+    }
+    let routers: Vec<String> = (0..sets.len()).map(|i| format!("h{i}")).collect();
+    let routers: Vec<&str> = routers.iter().map(String::as_str).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &routers);
+    for i in 0..sets.len() {
+        let first = ask(&twin, &format!("/h{i}/x"), "").text();
+        for forged in ["203.0.113.7", "198.51.100.1"] {
+            let r = agree(
+                &twin,
+                &Probe {
+                    method: "GET",
+                    target: &format!("/h{i}/y"),
+                    headers: &[("X-Forwarded-For", forged), ("X-Real-Ip", forged)],
+                    compare: &["set-cookie"],
+                    body: b"",
+                },
+            );
+            assert_eq!(
+                r.text(),
+                first,
+                "h{i}: forwarding fields do not move the client"
+            );
+        }
     }
 }
