@@ -11,8 +11,11 @@ root="$(pwd -P)"
 mapfile -t committed < <(git ls-files '*.snap' | sort)
 mapfile -t referenced < <(sed "s#^${root}/##" "$refs" | sort -u)
 unreferenced=()
+# A here-string, not `printf | grep -q`: under pipefail, grep -q leaving at the first match can
+# kill printf with SIGPIPE and make a referenced snapshot look unreferenced.
+listed="$(printf '%s\n' "${referenced[@]}")"
 for snap in "${committed[@]}"; do
-  if ! printf '%s\n' "${referenced[@]}" | grep -qxF "$snap"; then
+  if ! grep -qxF -- "$snap" <<<"$listed"; then
     unreferenced+=("$snap")
   fi
 done
