@@ -314,6 +314,9 @@ struct Inner {
     events: broadcast::Sender<StateChange>,
     /// Bumped on every state change; round-robin counters reset when it moves.
     generation: AtomicU64,
+    /// Per service node: a sticky load balancer is reachable from it (decided at load, so a
+    /// request that needs no cookie never walks the tree).
+    sticky: Vec<bool>,
 }
 
 #[derive(Debug)]
@@ -477,6 +480,24 @@ impl SmoothWrr {
     }
 }
 
+/// Whether a sticky load balancer is reachable from `node`.
+fn node_sticky(nodes: &[ServiceNode], node: usize, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match nodes.get(node).map(|n| &n.kind) {
+        Some(NodeKind::LoadBalancer(lb)) => lb.sticky.is_some(),
+        Some(NodeKind::Weighted { children, .. }) => children
+            .iter()
+            .any(|(child, _)| node_sticky(nodes, *child, depth + 1)),
+        Some(NodeKind::Failover { main, fallback }) => {
+            node_sticky(nodes, *main, depth + 1) || node_sticky(nodes, *fallback, depth + 1)
+        }
+        Some(NodeKind::Mirroring { main }) => node_sticky(nodes, *main, depth + 1),
+        None => false,
+    }
+}
+
 fn lock(wrr: &Mutex<SmoothWrr>) -> std::sync::MutexGuard<'_, SmoothWrr> {
     // The counters are always consistent between two statements; a panic elsewhere while holding
     // the lock cannot leave them unusable.
@@ -578,11 +599,15 @@ impl Upstreams {
             });
         }
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let sticky = (0..nodes.len())
+            .map(|n| node_sticky(&nodes, n, 0))
+            .collect();
         Ok(Self {
             inner: Arc::new(Inner {
                 ids,
                 nodes,
                 events,
+                sticky,
                 generation: AtomicU64::new(0),
             }),
         })
@@ -591,24 +616,7 @@ impl Upstreams {
     /// Whether a pick for `id` may read the request's cookies (a sticky load balancer is
     /// reachable from it).
     pub(crate) fn sticky(&self, id: ServiceId) -> bool {
-        self.node_sticky(id.0, 0)
-    }
-
-    fn node_sticky(&self, node: usize, depth: usize) -> bool {
-        if depth > MAX_DEPTH {
-            return false;
-        }
-        match self.inner.nodes.get(node).map(|n| &n.kind) {
-            Some(NodeKind::LoadBalancer(lb)) => lb.sticky.is_some(),
-            Some(NodeKind::Weighted { children, .. }) => children
-                .iter()
-                .any(|(child, _)| self.node_sticky(*child, depth + 1)),
-            Some(NodeKind::Failover { main, fallback }) => {
-                self.node_sticky(*main, depth + 1) || self.node_sticky(*fallback, depth + 1)
-            }
-            Some(NodeKind::Mirroring { main }) => self.node_sticky(*main, depth + 1),
-            None => false,
-        }
+        self.inner.sticky.get(id.0).copied().unwrap_or(false)
     }
 
     /// The `Set-Cookie` value an answer from `server` carries: its load balancer is sticky and
