@@ -8,7 +8,7 @@
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::{SocketAddr, TcpListener};
 
-use bridge_tests::traefik::{Answer, Probe, Twin, agree, oracle, serve_twice};
+use bridge_tests::traefik::{Answer, Probe, Twin, agree, fetch, oracle, serve_twice};
 
 /// A server answering every request with `answer(request line, fields)`; `Connection: close`.
 fn raw_server(
@@ -596,9 +596,19 @@ fn client_certificates_reach_servers_that_require_them_as_with_traefik() {
     );
     let through = ask(&twin, "GET", "/t/x", &[]);
     assert_eq!((through.status, through.text().as_str()), (200, "mtls ok"));
-    assert_eq!(
-        ask(&twin, "GET", "/u/x", &[]).status,
-        502,
-        "the server wants a certificate"
-    );
+    // A server that wants a certificate refuses the handshake; we answer 502. Traefik answers 502
+    // most of the time and 500 now and then for the same refusal (measured: 2 of 30 under load):
+    // which Go error surfaces first (the TLS alert, a net error, or the transport's own wrapping)
+    // is a race, and only net errors map to 502 in its proxy. So Traefik is held to "one of the
+    // two", not to agreement answer by answer.
+    let refused = fetch(twin.bridge, "GET", "/u/x", &[], b"").unwrap();
+    assert_eq!(refused.status, 502, "the server wants a certificate");
+    if let Some(traefik) = twin.traefik {
+        let theirs = fetch(traefik, "GET", "/u/x", &[], b"").unwrap();
+        assert!(
+            [500, 502].contains(&theirs.status),
+            "Traefik answered {} to a refused handshake",
+            theirs.status
+        );
+    }
 }
