@@ -28,7 +28,8 @@ for tool in valgrind callgrind_control callgrind_annotate wrk nginx haproxy; do
   command -v "$tool" >/dev/null || { echo "instructions.sh: $tool is not installed" >&2; exit 1; }
 done
 RD=$(mktemp -d /tmp/bridge-instr.XXXXXX)
-BE_PORT=18280 HAP_PORT=18281 BR_PORT=18282
+# INSTR_PORT moves the three ports (backend, HAProxy, bridge-runtime) off 18280-18282.
+BE_PORT=${INSTR_PORT:-18280} HAP_PORT=$((BE_PORT + 1)) BR_PORT=$((BE_PORT + 2))
 mkdir -p "$RD"/tmp/{body,proxy,fastcgi,uwsgi,scgi}
 trap 'stop_all' EXIT
 trap 'stop_all; exit 130' INT TERM

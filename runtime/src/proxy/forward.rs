@@ -146,28 +146,37 @@ impl Runtime {
         };
         // Only a sticky service needs the first server after a failed attempt.
         let first = sticky.then(|| server.clone());
-        let (mut resp, server) = match self.attempt_all(&mut attempts, server).await {
+        match self.attempt_all(&mut attempts, server).await {
             Ok((result, server)) => {
                 crate::observe::note(|s| s.server = Some(server.url().to_owned()));
                 let slots = std::mem::take(&mut attempts.out.slots);
-                let resp = self.finish(
+                let mut resp = self.finish(
                     result,
                     &server,
                     &attempts.out,
                     (client_upgrade, slots),
                     write_deadline,
                 );
-                (resp, Some(server))
+                if sticky {
+                    self.set_cookie(&mut resp, &server, &attempts.via);
+                }
+                resp
             }
-            Err(answer) => (answer, first),
-        };
-        if sticky
-            && let Some(server) = server
-            && let Some(cookie) = self.upstreams.set_cookie(&server, &attempts.via)
-        {
+            Err(mut answer) => {
+                if let Some(first) = first {
+                    self.set_cookie(&mut answer, &first, &attempts.via);
+                }
+                answer
+            }
+        }
+    }
+
+    /// Sends the client back to `server` next time: its load balancer is sticky and the
+    /// request's cookie did not name it.
+    fn set_cookie(&self, resp: &mut Response<Body>, server: &ServerRef, via: &Via) {
+        if let Some(cookie) = self.upstreams.set_cookie(server, via) {
             resp.headers_mut().append(header::SET_COOKIE, cookie);
         }
-        resp
     }
 
     /// Sends to `server`, then to the next server while a retryable attempt fails; the last

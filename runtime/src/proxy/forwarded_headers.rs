@@ -466,17 +466,19 @@ pub(crate) fn forwarded(headers: &mut HeaderMap, inc: &Incoming<'_>, trust: &Tru
 /// colon, no brackets) has none.
 pub(crate) fn host_port(host: &str) -> Option<u16> {
     let b = host.as_bytes();
-    let after = match b.iter().rposition(|&c| c == b']') {
-        Some(i) => b[i + 1..].strip_prefix(b":")?,
-        None => {
-            let i = b.iter().position(|&c| c == b':')?;
-            if b[i + 1..].contains(&b':') {
-                return None;
-            }
-            &b[i + 1..]
-        }
+    // One scan from the end (ports are short), then the part before the colon: a bracketed
+    // address must end there, an unbracketed host must have no other colon.
+    let colon = b.iter().rposition(|&c| c == b':')?;
+    let (head, port) = b.split_at(colon);
+    let whole = if head.first() == Some(&b'[') {
+        head.last() == Some(&b']')
+    } else {
+        !head.contains(&b':')
     };
-    crate::http1::client::parse_decimal(after).and_then(|p| u16::try_from(p).ok())
+    if !whole {
+        return None;
+    }
+    crate::http1::client::parse_decimal(&port[1..]).and_then(|p| u16::try_from(p).ok())
 }
 
 #[cfg(test)]
@@ -792,6 +794,10 @@ mod tests {
         assert_eq!(host_port("a:"), None);
         assert_eq!(host_port("a:65536"), None);
         assert_eq!(host_port("a:+80"), None);
+        assert_eq!(host_port("[::1]x:80"), None);
+        assert_eq!(host_port("[::1"), None);
+        assert_eq!(host_port("[::1]:"), None);
+        assert_eq!(host_port("a:b:80"), None);
         assert_eq!(host_port("[::1]x"), None);
     }
 }

@@ -206,19 +206,25 @@ pub enum Pick {
     UnknownService,
 }
 
-/// The mirroring services a pick went through, outermost first (Traefik mirrors a request at
-/// every mirroring service on its way, also one below a weighted or failover service). Inline:
-/// most picks go through none, and deeper chains than four are not kept (see [`Via::push`]).
+/// What one pick takes and records. In: the client's address (`hrw` load balancers hash it) and
+/// the request's `Cookie` fields (only when a sticky load balancer is reachable). Out: the
+/// mirroring services the pick went through, outermost first (Traefik mirrors a request at every
+/// mirroring service on its way, also one below a weighted or failover service), and the server
+/// a sticky cookie named. Small and inline, as it lives in every forwarded request's future:
+/// most picks go through no mirror, and deeper chains than four are not kept (see
+/// [`Via::push`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Via {
-    names: [Option<(usize, Arc<str>)>; 4],
-    /// The request's `Cookie` fields, when the service has a sticky load balancer.
-    pub(crate) cookies: Vec<http::HeaderValue>,
+    /// Service nodes, outermost first; `None` past the last.
+    mirrors: [Option<u32>; 4],
     /// The server the request's cookie named in its current form, as (node, index): its answer
     /// needs no `Set-Cookie`.
-    hit: Option<(usize, usize)>,
+    hit: Option<(u32, u32)>,
     /// The client's address, for `hrw` load balancers.
     pub(crate) client: Option<std::net::IpAddr>,
+    /// The request's `Cookie` fields, when the service has a sticky load balancer and the
+    /// request has any.
+    pub(crate) cookies: Option<Box<[http::HeaderValue]>>,
 }
 
 impl Via {
@@ -232,27 +238,29 @@ impl Via {
 
     /// Records a mirroring service; past four, further ones are not recorded (plans with longer
     /// chains are refused at start, see [`crate::proxy::mirror::too_deep`]).
-    fn push(&mut self, node: usize, name: &Arc<str>) {
-        if let Some(slot) = self.names.iter_mut().find(|n| n.is_none()) {
-            *slot = Some((node, name.clone()));
+    fn push(&mut self, node: usize) {
+        if let (Some(slot), Ok(node)) = (
+            self.mirrors.iter_mut().find(|n| n.is_none()),
+            u32::try_from(node),
+        ) {
+            *slot = Some(node);
         }
-    }
-
-    /// The mirroring services, outermost first.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.names
-            .iter()
-            .map_while(|n| n.as_ref().map(|(_, n)| &**n))
     }
 
     /// The mirroring services as service nodes, outermost first.
     pub(crate) fn nodes(&self) -> impl Iterator<Item = usize> + '_ {
-        self.names.iter().map_while(|n| n.as_ref().map(|(i, _)| *i))
+        self.mirrors.iter().map_while(|n| n.map(|n| n as usize))
     }
 
     /// True when the pick went through no mirroring service.
     pub fn is_empty(&self) -> bool {
-        self.names[0].is_none()
+        self.mirrors[0].is_none()
+    }
+
+    /// Whether the request's cookie named `server` in its current form.
+    fn named(&self, server: &ServerRef) -> bool {
+        self.hit
+            .is_some_and(|(n, i)| n as usize == server.node && i as usize == server.index)
     }
 }
 
@@ -623,7 +631,7 @@ impl Upstreams {
     /// the request's cookie did not already name it (Traefik sets it before forwarding, so
     /// whatever the server answers).
     pub(crate) fn set_cookie(&self, server: &ServerRef, via: &Via) -> Option<http::HeaderValue> {
-        if via.hit == Some((server.node, server.index)) {
+        if via.named(server) {
             return None;
         }
         let lb = self.lb(server.node)?;
@@ -653,7 +661,7 @@ impl Upstreams {
         if id.0 >= self.inner.nodes.len() {
             return Pick::UnknownService;
         }
-        via.names = Default::default();
+        via.mirrors = Default::default();
         via.hit = None;
         self.pick_node(id.0, 0, via)
     }
@@ -669,11 +677,14 @@ impl Upstreams {
             NodeKind::LoadBalancer(lb) => {
                 // A cookie naming an available server wins, without advancing the rotation.
                 if let Some(st) = &lb.sticky
-                    && let Some(named) = st.named(&via.cookies)
+                    && let Some(cookies) = via.cookies.as_deref()
+                    && let Some(named) = st.named(cookies)
                     && let Some(slot) = lb.servers.get(named.index).filter(|s| lb.admits(s))
                 {
                     if !named.legacy {
-                        via.hit = Some((node, named.index));
+                        via.hit = u32::try_from(node)
+                            .ok()
+                            .zip(u32::try_from(named.index).ok());
                     }
                     return Pick::Server(ServerRef {
                         service: n.name.clone(),
@@ -743,7 +754,7 @@ impl Upstreams {
                 }
             }
             NodeKind::Mirroring { main } => {
-                via.push(node, &n.name);
+                via.push(node);
                 self.pick_node(*main, depth + 1, via)
             }
         }
@@ -1184,10 +1195,7 @@ pub(crate) mod tests {
         let b_value = "st=ce5e15f57a2dbbd9";
         let pick = |cookie: Option<String>| {
             let mut via = Via {
-                cookies: cookie
-                    .iter()
-                    .map(|c| http::HeaderValue::from_str(c).unwrap())
-                    .collect(),
+                cookies: cookie.map(|c| Box::from([http::HeaderValue::from_str(&c).unwrap()])),
                 ..Via::default()
             };
             let Pick::Server(s) = up.pick_via(id, &mut via) else {
@@ -1503,7 +1511,8 @@ pub(crate) mod tests {
         let mut via = Via::default();
         let id = up.service_id("w").unwrap();
         assert_eq!(picked_url(up.pick_via(id, &mut via)), A);
-        assert_eq!(via.names().collect::<Vec<_>>(), ["outer", "inner"]);
+        let names: Vec<&str> = via.nodes().map(|n| &*up.inner.nodes[n].name).collect();
+        assert_eq!(names, ["outer", "inner"]);
         // A pick starts afresh, and one through no mirroring service records none.
         let id = up.service_id("a").unwrap();
         assert_eq!(picked_url(up.pick_via(id, &mut via)), A);

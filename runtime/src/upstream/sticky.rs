@@ -108,9 +108,14 @@ impl Sticky {
     }
 }
 
-/// The request's `Cookie` fields, for [`Sticky::named`] (copies share the request's bytes).
-pub(crate) fn cookies(fields: &HeaderMap) -> Vec<HeaderValue> {
-    fields.get_all(header::COOKIE).iter().cloned().collect()
+/// The request's `Cookie` fields, for [`Sticky::named`] (copies share the request's bytes);
+/// `None` when it has none.
+pub(crate) fn cookies(fields: &HeaderMap) -> Option<Box<[HeaderValue]>> {
+    let all = fields.get_all(header::COOKIE);
+    all.iter()
+        .next()
+        .is_some()
+        .then(|| all.iter().cloned().collect())
 }
 
 /// A server's cookie value: 16 hex digits of the SHA-256 of its URL as written.
