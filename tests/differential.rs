@@ -20,6 +20,8 @@ mod circuit_breaker;
 mod compress;
 #[path = "differential/forward_auth.rs"]
 mod forward_auth;
+#[path = "differential/paths.rs"]
+mod paths;
 #[path = "differential/transports.rs"]
 mod transports;
 

@@ -709,6 +709,9 @@ impl Resolver<'_> {
                         .and_then(|h| h.max_header_bytes)
                         .and_then(|b| u64::try_from(b).ok())
                         .unwrap_or(1 << 20),
+                    sanitize_path: http
+                        .and_then(|h| h.sanitize_path)
+                        .unwrap_or(crate::model::static_config::DEFAULT_SANITIZE_PATH),
                     routers: Vec::new(),
                     source: self.provenance(sc.key_span(&base)),
                 },
@@ -755,6 +758,7 @@ impl Resolver<'_> {
                         request_accept_grace_ms: 0,
                     },
                     max_header_bytes: 1 << 20,
+                    sanitize_path: crate::model::static_config::DEFAULT_SANITIZE_PATH,
                     routers: Vec::new(),
                     source: self.provenance(at),
                 },

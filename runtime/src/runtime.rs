@@ -119,6 +119,8 @@ pub(crate) struct Entry {
     pub(crate) name: Arc<str>,
     pub(crate) redirect: Option<bridge_plan::Redirect>,
     pub(crate) port: u16,
+    /// `http.sanitizePath`: dot segments and duplicate slashes leave request paths.
+    pub(crate) sanitize_path: bool,
     pub(crate) timeouts: bridge_plan::Timeouts,
     pub(crate) trust: Trust,
     /// Routers without TLS, for plain connections.
@@ -497,6 +499,7 @@ fn entry(
         name: Arc::from(name),
         redirect: ep.redirect.clone(),
         port: ep.port,
+        sanitize_path: ep.sanitize_path,
         timeouts: ep.timeouts.clone(),
         trust: Trust::new(&ep.forwarded_headers),
         plain: table(false)?,

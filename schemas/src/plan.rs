@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 11;
+pub const PLAN_VERSION: u32 = 12;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,6 +191,9 @@ pub struct EntryPoint {
     pub timeouts: Timeouts,
     /// Largest request header section accepted, in bytes.
     pub max_header_bytes: u64,
+    /// Dot segments and duplicate slashes are removed from request paths before routing
+    /// (Traefik's `http.sanitizePath`, default true).
+    pub sanitize_path: bool,
     /// Keys of the routers served here, in matching order: priority descending, then key ascending
     /// (bytewise). Exactly the routers whose `entrypoints` name this entry point.
     pub routers: Vec<String>,
@@ -2307,6 +2310,7 @@ impl Plan {
                 request_accept_grace_ms: 0,
             },
             max_header_bytes: 1_048_576,
+            sanitize_path: true,
             routers: vec![],
             source: source("traefik.yml", 2, 3),
         };

@@ -345,7 +345,6 @@ pub struct EntryPointHttp {
 
     /// Removes `/./`, `/../` and duplicate slashes from request paths (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub sanitize_path: Option<bool>,
 
     /// Maximum size of request headers in bytes (default 1048576).

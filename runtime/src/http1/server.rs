@@ -136,6 +136,10 @@ where
                     Taken::Other => {
                         return Outcome::HandOver(Rewind::new(buf.freeze(), io));
                     }
+                    Taken::Fragment => {
+                        let _ = fragment(&mut io).await;
+                        return Outcome::Done;
+                    }
                     Taken::Refused(head) => {
                         // Valid for httparse but not for `http` (a name, value or target it
                         // refuses): hyper answers it.
@@ -203,6 +207,14 @@ async fn too_large<I: AsyncWrite + Unpin>(io: &mut I) -> std::io::Result<()> {
     io.shutdown().await
 }
 
+/// Traefik's answer to a raw `#` in the path (400, empty); the connection closes, as the rest
+/// of the buffer cannot be trusted to start a request.
+async fn fragment<I: AsyncWrite + Unpin>(io: &mut I) -> std::io::Result<()> {
+    io.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        .await?;
+    io.shutdown().await
+}
+
 /// What [`take`] made of the buffered bytes.
 #[allow(
     clippy::large_enum_variant,
@@ -218,6 +230,9 @@ enum Taken {
     Other,
     /// A complete head `http` refuses, taken off the buffer: hyper answers it.
     Refused(Bytes),
+    /// A raw `#` in the path: refused as Traefik refuses it (`denyFragment`), where `http`
+    /// would drop the rest of the path without a word.
+    Fragment,
 }
 
 /// Takes the next request head off `buf` if this loop serves it; `spans` is the connection's
@@ -252,6 +267,9 @@ fn take(
     let Some(path) = req.path else {
         return Taken::Other;
     };
+    if path.split('?').next().is_some_and(|p| p.contains('#')) {
+        return Taken::Fragment;
+    }
     let start = path.as_ptr() as usize - buf.as_ptr() as usize;
     let target = (start, start + path.len());
     crate::http1::client::field_spans(buf, req.headers, spans);
@@ -547,7 +565,7 @@ pub(crate) fn fuzz_request_heads(data: &[u8]) {
             Taken::Request(mut req, _) => {
                 let _ = crate::proxy::strict::check_request(&mut req);
             }
-            Taken::Partial | Taken::Other | Taken::Refused(_) => return,
+            Taken::Partial | Taken::Other | Taken::Refused(_) | Taken::Fragment => return,
         }
     }
 }

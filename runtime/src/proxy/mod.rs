@@ -31,6 +31,7 @@ pub(crate) mod classify;
 pub(crate) mod forward;
 pub(crate) mod forwarded_headers;
 pub(crate) mod mirror;
+pub(crate) mod request_path;
 pub(crate) mod strict;
 pub(crate) mod tunnel;
 
@@ -53,6 +54,38 @@ impl Peer {
             ip_value: fwd::peer_value(addr.ip()),
         }
     }
+}
+
+/// Puts the path Traefik's entry point hands on into the request ([`request_path`]); the
+/// refusal's answer when it has none.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the answer, returned at once; most requests take the Ok(()) path"
+)]
+fn with_entry_path(req: &mut Request<RequestBody>, sanitize: bool) -> Result<(), Response<Body>> {
+    let uri = req.uri();
+    let path = uri.path();
+    let new_path = match request_path::entry_path(path, sanitize) {
+        Ok(std::borrow::Cow::Borrowed(_)) => return Ok(()),
+        Ok(std::borrow::Cow::Owned(p)) => p,
+        Err(request_path::PathRefusal::Fragment) => {
+            return Err(crate::body::answer(StatusCode::BAD_REQUEST, ""));
+        }
+    };
+    let pq = match uri.query() {
+        Some(q) => format!("{new_path}?{q}"),
+        None => new_path,
+    };
+    let mut parts = uri.clone().into_parts();
+    // The new path is made of bytes the old one was accepted with, or escapes.
+    parts.path_and_query = Some(match pq.parse() {
+        Ok(pq) => pq,
+        Err(_) => return Err(crate::body::answer(StatusCode::BAD_REQUEST, "")),
+    });
+    if let Ok(new) = http::Uri::from_parts(parts) {
+        *req.uri_mut() = new;
+    }
+    Ok(())
 }
 
 /// What the arrive phase decided about a request before routing.
@@ -98,6 +131,9 @@ impl Runtime {
         let Some(entry) = self.entries.get(ep.0) else {
             return Box::pin(std::future::ready(not_found()));
         };
+        if let Err(refused) = with_entry_path(&mut req, entry.sanitize_path) {
+            return Box::pin(std::future::ready(refused));
+        }
         let arrival = self.arrive(entry, &peer, tls, &mut req, fields);
         match self.observer.clone() {
             None => Box::pin(self.respond(ep, peer, tls, req, arrival)),
