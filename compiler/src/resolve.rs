@@ -150,6 +150,30 @@ fn circuit_breaker(x: &dy::CircuitBreaker) -> Option<plan::CircuitBreaker> {
 /// `compress` as Traefik builds it: unknown names were refused by check; a coding written twice
 /// ranks by its last place (Traefik's priority map), while `*` stands for the default encoding or
 /// else the first one as written; `application/grpc` always leads the excluded types.
+/// The characters an `encodedCharacters` section denies: those whose `allow…` option is false,
+/// or unset when `default_allow` is false (the middleware; an entry point's options default to
+/// true once its section is written).
+fn encoded_characters(allow: [Option<bool>; 7], default_allow: bool) -> plan::EncodedCharacters {
+    use plan::EncodedCharacter as C;
+    let chars = [
+        C::Slash,
+        C::BackSlash,
+        C::NullCharacter,
+        C::Semicolon,
+        C::Percent,
+        C::QuestionMark,
+        C::Hash,
+    ];
+    plan::EncodedCharacters {
+        denied: chars
+            .into_iter()
+            .zip(allow)
+            .filter(|(_, a)| !a.unwrap_or(default_allow))
+            .map(|(c, _)| c)
+            .collect(),
+    }
+}
+
 fn compress(x: &dy::Compress) -> plan::Compress {
     let coding = |s: &str| match s {
         "gzip" => Some(plan::ContentCoding::Gzip),
@@ -712,6 +736,23 @@ impl Resolver<'_> {
                     sanitize_path: http
                         .and_then(|h| h.sanitize_path)
                         .unwrap_or(crate::model::static_config::DEFAULT_SANITIZE_PATH),
+                    encoded_characters: encoded_characters(
+                        http.and_then(|h| h.encoded_characters.as_ref()).map_or(
+                            [Some(true); 7],
+                            |x| {
+                                [
+                                    x.allow_encoded_slash,
+                                    x.allow_encoded_back_slash,
+                                    x.allow_encoded_null_character,
+                                    x.allow_encoded_semicolon,
+                                    x.allow_encoded_percent,
+                                    x.allow_encoded_question_mark,
+                                    x.allow_encoded_hash,
+                                ]
+                            },
+                        ),
+                        true,
+                    ),
                     routers: Vec::new(),
                     source: self.provenance(sc.key_span(&base)),
                 },
@@ -759,6 +800,7 @@ impl Resolver<'_> {
                     },
                     max_header_bytes: 1 << 20,
                     sanitize_path: crate::model::static_config::DEFAULT_SANITIZE_PATH,
+                    encoded_characters: plan::EncodedCharacters { denied: Vec::new() },
                     routers: Vec::new(),
                     source: self.provenance(at),
                 },
@@ -1008,6 +1050,20 @@ impl Resolver<'_> {
                 preserve_request_method: x.preserve_request_method.unwrap_or(false),
                 auth_signin_url: x.auth_signin_url.clone().filter(|u| !u.is_empty()),
             }));
+        }
+        if let Some(x) = &m.encoded_characters {
+            return Some(K::EncodedCharacters(encoded_characters(
+                [
+                    x.allow_encoded_slash,
+                    x.allow_encoded_back_slash,
+                    x.allow_encoded_null_character,
+                    x.allow_encoded_semicolon,
+                    x.allow_encoded_percent,
+                    x.allow_encoded_question_mark,
+                    x.allow_encoded_hash,
+                ],
+                false,
+            )));
         }
         if let Some(x) = &m.content_type {
             return Some(K::ContentType(plan::ContentType {

@@ -121,6 +121,8 @@ pub(crate) struct Entry {
     pub(crate) port: u16,
     /// `http.sanitizePath`: dot segments and duplicate slashes leave request paths.
     pub(crate) sanitize_path: bool,
+    /// `http.encodedCharacters`: checked after routing, before the router's middlewares.
+    pub(crate) encoded: crate::middleware::encoded_characters::Denied,
     pub(crate) timeouts: bridge_plan::Timeouts,
     pub(crate) trust: Trust,
     /// Routers without TLS, for plain connections.
@@ -500,6 +502,7 @@ fn entry(
         redirect: ep.redirect.clone(),
         port: ep.port,
         sanitize_path: ep.sanitize_path,
+        encoded: crate::middleware::encoded_characters::Denied::of(&ep.encoded_characters),
         timeouts: ep.timeouts.clone(),
         trust: Trust::new(&ep.forwarded_headers),
         plain: table(false)?,

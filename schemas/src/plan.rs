@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 12;
+pub const PLAN_VERSION: u32 = 13;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,6 +194,9 @@ pub struct EntryPoint {
     /// Dot segments and duplicate slashes are removed from request paths before routing
     /// (Traefik's `http.sanitizePath`, default true).
     pub sanitize_path: bool,
+    /// `http.encodedCharacters`: checked after routing, before the router's middlewares; empty
+    /// `denied` when the section is absent.
+    pub encoded_characters: EncodedCharacters,
     /// Keys of the routers served here, in matching order: priority descending, then key ascending
     /// (bytewise). Exactly the routers whose `entrypoints` name this entry point.
     pub routers: Vec<String>,
@@ -570,6 +573,54 @@ pub enum MiddlewareKind {
     /// Answers with a fallback status, without asking the service, while the service's recent
     /// answers meet a condition.
     CircuitBreaker(CircuitBreaker),
+    /// Refuses (400) a request whose path holds an escape of a denied character.
+    EncodedCharacters(EncodedCharacters),
+}
+
+/// `encodedCharacters` (the middleware, and an entry point's `http.encodedCharacters`): the
+/// characters whose escapes a request path may not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EncodedCharacters {
+    /// Denied, in this order, without repeats; empty: the check is off.
+    pub denied: Vec<EncodedCharacter>,
+}
+
+/// A character whose escape `encodedCharacters` can deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EncodedCharacter {
+    /// `%2F`, `%2f` (`allowEncodedSlash`).
+    Slash,
+    /// `%5C`, `%5c` (`allowEncodedBackSlash`).
+    BackSlash,
+    /// `%00` (`allowEncodedNullCharacter`).
+    NullCharacter,
+    /// `%3B`, `%3b` (`allowEncodedSemicolon`).
+    Semicolon,
+    /// `%25` (`allowEncodedPercent`).
+    Percent,
+    /// `%3F`, `%3f` (`allowEncodedQuestionMark`).
+    QuestionMark,
+    /// `%23` (`allowEncodedHash`).
+    Hash,
+}
+
+impl EncodedCharacter {
+    /// The escape with upper-case hex digits, e.g. `%2F`.
+    pub const fn escape(self) -> &'static str {
+        match self {
+            Self::Slash => "%2F",
+            Self::BackSlash => "%5C",
+            Self::NullCharacter => "%00",
+            Self::Semicolon => "%3B",
+            Self::Percent => "%25",
+            Self::QuestionMark => "%3F",
+            Self::Hash => "%23",
+        }
+    }
 }
 
 /// `stripPrefix`.
@@ -2311,6 +2362,7 @@ impl Plan {
             },
             max_header_bytes: 1_048_576,
             sanitize_path: true,
+            encoded_characters: EncodedCharacters { denied: vec![] },
             routers: vec![],
             source: source("traefik.yml", 2, 3),
         };

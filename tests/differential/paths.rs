@@ -3,7 +3,7 @@
 //! removed, escapes with upper-case hex and unreserved characters decoded.
 
 use bridge_tests::backends::{Reply, backend};
-use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
+use bridge_tests::traefik::{Probe, agree, oracle, serve_twice, serve_twice_with};
 
 #[test]
 fn paths_are_cleaned_before_routing_as_traefik_cleans_them() {
@@ -65,4 +65,91 @@ fn paths_are_cleaned_before_routing_as_traefik_cleans_them() {
     }
     let refused = agree(&twin, &Probe::get("/api/a#b"));
     assert_eq!((refused.status, refused.text().as_str()), (400, ""));
+}
+
+#[test]
+fn encoded_characters_refuse_as_traefik_refuses_at_the_entry_point_and_in_the_chain() {
+    let oracle =
+        oracle("encoded_characters_refuse_as_traefik_refuses_at_the_entry_point_and_in_the_chain");
+    let app = backend("app")
+        .answer(|r| Reply::ok(r.target.clone()))
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    plain:
+      rule: "PathPrefix(`/plain`)"
+      entryPoints: [web]
+      service: app
+    mw:
+      rule: "PathPrefix(`/mw`)"
+      entryPoints: [web]
+      middlewares: [only-hash]
+      service: app
+    all:
+      rule: "PathPrefix(`/all`)"
+      entryPoints: [web]
+      middlewares: [every-escape]
+      service: app
+  middlewares:
+    only-hash:
+      encodedCharacters:
+        allowEncodedHash: true
+    every-escape:
+      encodedCharacters:
+        allowEncodedSlash: true
+        allowEncodedBackSlash: true
+        allowEncodedNullCharacter: true
+        allowEncodedSemicolon: true
+        allowEncodedPercent: true
+        allowEncodedQuestionMark: true
+        allowEncodedHash: true
+  services:
+    app:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{}"
+"#,
+        app.port()
+    );
+    // The entry point denies only `%2F`: once its section is written, options default to true.
+    let web = "    http:\n      encodedCharacters:\n        allowEncodedSlash: false\n";
+    let twin = serve_twice_with(
+        dir.path(),
+        oracle.as_deref(),
+        &dynamic,
+        &["plain", "mw", "all"],
+        web,
+    );
+    for (target, status, body) in [
+        ("/plain/a%2Fb", 400, ""),
+        ("/plain/a%2fb", 400, ""),
+        ("/plain/a%5Cb", 200, "/plain/a%5Cb"),
+        ("/plain/a%2Fb/../c", 200, "/plain/c"),
+        ("/plain/x?q=%2F", 200, "/plain/x?q=%2F"),
+        // The middleware denies all but `%23`, by its defaults.
+        ("/mw/a%5Cb", 400, ""),
+        ("/mw/a%00b", 400, ""),
+        ("/mw/a%3bb", 400, ""),
+        ("/mw/a%25b", 400, ""),
+        ("/mw/a%3Fb", 400, ""),
+        ("/mw/a%23b", 200, "/mw/a%23b"),
+        ("/mw/a%20b", 200, "/mw/a%20b"),
+        ("/mw/x?q=%2F%25", 200, "/mw/x?q=%2F%25"),
+        // Go's re-encoding decodes the escapes of a path with a byte it does not leave raw.
+        ("/mw/a%2Fb{", 200, "/mw/a/b%7B"),
+        // A middleware that allows everything cannot allow what the entry point refuses.
+        ("/all/a%2Fb", 400, ""),
+        ("/all/a%3Bb", 200, "/all/a%3Bb"),
+        // No router: 404 before any check.
+        ("/none/a%2Fb", 404, "404 page not found\n"),
+    ] {
+        let got = agree(&twin, &Probe::get(target));
+        assert_eq!(
+            (got.status, got.text().as_str()),
+            (status, body),
+            "{target}"
+        );
+    }
 }

@@ -88,11 +88,25 @@ impl Twin {
 /// `bridgectl build`) and with Traefik when `oracle` is given. `routers` are the dynamic file's
 /// router names: Traefik counts as ready once its API lists all of them.
 pub fn serve_twice(dir: &Path, oracle: Option<&Path>, dynamic_yml: &str, routers: &[&str]) -> Twin {
+    serve_twice_with(dir, oracle, dynamic_yml, routers, "")
+}
+
+/// [`serve_twice`] with `web_extra` added under the `web` entry point of both static files (YAML
+/// indented by four spaces, e.g. an `http:` section).
+pub fn serve_twice_with(
+    dir: &Path,
+    oracle: Option<&Path>,
+    dynamic_yml: &str,
+    routers: &[&str],
+    web_extra: &str,
+) -> Twin {
     let bdir = dir.join("bridge");
     std::fs::create_dir_all(&bdir).unwrap();
     std::fs::write(
         bdir.join("traefik.yml"),
-        "entryPoints:\n  web:\n    address: \":80\"\nproviders:\n  file:\n    filename: dynamic.yml\n",
+        format!(
+            "entryPoints:\n  web:\n    address: \":80\"\n{web_extra}providers:\n  file:\n    filename: dynamic.yml\n"
+        ),
     )
     .unwrap();
     std::fs::write(bdir.join("dynamic.yml"), dynamic_yml).unwrap();
@@ -104,7 +118,7 @@ pub fn serve_twice(dir: &Path, oracle: Option<&Path>, dynamic_yml: &str, routers
     let bridge = KillOnDrop(child);
     let (traefik, traefik_addr) = match oracle {
         Some(bin) => {
-            let (c, a) = start_traefik(dir, bin, dynamic_yml, routers);
+            let (c, a) = start_traefik(dir, bin, dynamic_yml, routers, web_extra);
             eprintln!("oracle: {} serves the same files on {a}", bin.display());
             (Some(c), Some(a))
         }
@@ -123,6 +137,7 @@ fn start_traefik(
     bin: &Path,
     dynamic_yml: &str,
     routers: &[&str],
+    web_extra: &str,
 ) -> (KillOnDrop, SocketAddr) {
     let tdir = dir.join("traefik");
     std::fs::create_dir_all(&tdir).unwrap();
@@ -133,7 +148,7 @@ fn start_traefik(
     std::fs::write(
         &static_file,
         format!(
-            "entryPoints:\n  web:\n    address: \"127.0.0.1:{web}\"\n  traefik:\n    address: \"127.0.0.1:{api}\"\napi:\n  insecure: true\nlog:\n  level: ERROR\nproviders:\n  file:\n    filename: \"{}\"\n",
+            "entryPoints:\n  web:\n    address: \"127.0.0.1:{web}\"\n{web_extra}  traefik:\n    address: \"127.0.0.1:{api}\"\napi:\n  insecure: true\nlog:\n  level: ERROR\nproviders:\n  file:\n    filename: \"{}\"\n",
             dynamic.display()
         ),
     )

@@ -489,6 +489,15 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
                 c.check_period_ms
             ),
         ),
+        MiddlewareKind::EncodedCharacters(e) => (
+            "encoded_characters",
+            if e.denied.is_empty() {
+                "allows every escape".to_owned()
+            } else {
+                let escapes: Vec<&str> = e.denied.iter().map(|c| c.escape()).collect();
+                format!("refuses paths with {}", escapes.join(" "))
+            },
+        ),
         MiddlewareKind::ContentType(c) => (
             "content_type",
             if c.detect {

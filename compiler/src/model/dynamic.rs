@@ -525,7 +525,6 @@ pub struct Middleware {
     pub digest_auth: Option<DigestAuth>,
     /// Controls which ambiguous encoded characters are allowed in the request path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub encoded_characters: Option<EncodedCharacters>,
     /// Replaces error responses with pages fetched from another service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -732,6 +731,9 @@ pub struct EncodedCharacters {
     /// Allows `%5C` in the path (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_back_slash: Option<bool>,
+    /// Allows `%00` in the path (default: false; Traefik has it, its documentation does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_encoded_null_character: Option<bool>,
     /// Allows `%3B` in the path (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_semicolon: Option<bool>,

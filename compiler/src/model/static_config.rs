@@ -333,9 +333,10 @@ pub struct EntryPointHttp {
     #[schemars(extend("x-allow-empty" = true))]
     pub tls: Option<EntryPointTls>,
 
-    /// Encoded characters allowed in request paths (each default false: rejected).
+    /// Encoded characters allowed in request paths, checked after routing and before the
+    /// router's middlewares. Once the section is written each option defaults to true (allowed):
+    /// only those set to false are refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub encoded_characters: Option<EncodedCharacters>,
 
     /// URL-encodes semicolons in the query string (default false).
@@ -419,35 +420,35 @@ pub struct Domain {
     pub sans: Option<Vec<String>>,
 }
 
-/// Encoded characters allowed in request paths (each rejected unless enabled).
+/// Encoded characters in request paths at an entry point (each allowed unless set to false).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EncodedCharacters {
-    /// Allows `%2F` (slash) in the path (default false).
+    /// Allows `%2F` (slash) in the path (default true here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_slash: Option<bool>,
 
-    /// Allows `%5C` (backslash) in the path (default false).
+    /// Allows `%5C` (backslash) in the path (default true here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_back_slash: Option<bool>,
 
-    /// Allows `%00` (null character) in the path (default false).
+    /// Allows `%00` (null character) in the path (default true here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_null_character: Option<bool>,
 
-    /// Allows `%3B` (semicolon) in the path (default false).
+    /// Allows `%3B` (semicolon) in the path (default true here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_semicolon: Option<bool>,
 
-    /// Allows `%25` (percent) in the path (default false).
+    /// Allows `%25` (percent) in the path (default true here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_percent: Option<bool>,
 
-    /// Allows `%3F` (question mark) in the path (default false).
+    /// Allows `%3F` (question mark) in the path (default true here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_question_mark: Option<bool>,
 
-    /// Allows `%23` (hash) in the path (default false).
+    /// Allows `%23` (hash) in the path (default true here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_encoded_hash: Option<bool>,
 }

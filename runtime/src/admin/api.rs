@@ -1016,6 +1016,28 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 "responseCode": c.response_code,
             }),
         ),
+        MiddlewareKind::EncodedCharacters(e) => {
+            use bridge_plan::EncodedCharacter as C;
+            // Traefik's options are the allowed ones; false ones are omitted.
+            let allowed: Map<String, Value> = [
+                (C::Slash, "allowEncodedSlash"),
+                (C::BackSlash, "allowEncodedBackSlash"),
+                (C::NullCharacter, "allowEncodedNullCharacter"),
+                (C::Semicolon, "allowEncodedSemicolon"),
+                (C::Percent, "allowEncodedPercent"),
+                (C::QuestionMark, "allowEncodedQuestionMark"),
+                (C::Hash, "allowEncodedHash"),
+            ]
+            .into_iter()
+            .filter(|(c, _)| !e.denied.contains(c))
+            .map(|(_, k)| (k.to_owned(), Value::Bool(true)))
+            .collect();
+            (
+                "encodedCharacters",
+                "encodedcharacters",
+                Value::Object(allowed),
+            )
+        }
         MiddlewareKind::ContentType(c) => (
             "contentType",
             "contenttype",

@@ -563,9 +563,26 @@ pub(crate) fn fuzz_request_heads(data: &[u8]) {
     while !buf.is_empty() {
         match take(&mut buf, &mut spans, 64 * 1024) {
             Taken::Request(mut req, _) => {
-                let _ = crate::proxy::strict::check_request(&mut req);
+                if crate::proxy::strict::check_request(&mut req).is_ok() {
+                    fuzz_entry_path(req.uri().path());
+                }
             }
             Taken::Partial | Taken::Other | Taken::Refused(_) | Taken::Fragment => return,
+        }
+    }
+}
+
+/// The entry point's path treatment of an accepted path: it never panics, its output is a path
+/// the `http` crate takes, and treating that again changes nothing.
+fn fuzz_entry_path(path: &str) {
+    for sanitize in [true, false] {
+        if let Ok(once) = crate::proxy::request_path::entry_path(path, sanitize) {
+            assert!(
+                once.parse::<http::uri::PathAndQuery>().is_ok(),
+                "{path:?} -> {once:?} is not a path"
+            );
+            let twice = crate::proxy::request_path::entry_path(&once, sanitize);
+            assert_eq!(twice.as_deref(), Ok(&*once), "{path:?} is not stable");
         }
     }
 }

@@ -21,6 +21,7 @@ pub(crate) mod circuit_breaker;
 pub(crate) mod compress;
 pub(crate) mod content_type;
 pub(crate) mod cors;
+pub(crate) mod encoded_characters;
 pub(crate) mod errors;
 pub(crate) mod forward_auth;
 pub(crate) mod headers;
@@ -121,6 +122,7 @@ pub(crate) enum Middleware {
     // Boxed: its client (pools, TLS settings) is many times the size of every other kind.
     ForwardAuth(Box<forward_auth::ForwardAuth>),
     CircuitBreaker(circuit_breaker::CircuitBreaker),
+    EncodedCharacters(encoded_characters::Denied),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -292,6 +294,7 @@ impl Middleware {
             K::CircuitBreaker(c) => {
                 Self::CircuitBreaker(circuit_breaker::CircuitBreaker::from_plan(c)?)
             }
+            K::EncodedCharacters(c) => Self::EncodedCharacters(encoded_characters::Denied::of(c)),
         })
     }
 
@@ -356,6 +359,14 @@ impl Middleware {
             Self::ContentType(on) => {
                 ctx.response.sniff |= *on;
                 Flow::Continue
+            }
+            Self::EncodedCharacters(denied) => {
+                let path = ctx.path_and_query.split('?').next().unwrap_or_default();
+                if denied.refuses(path) {
+                    Flow::Respond(encoded_characters::refusal())
+                } else {
+                    Flow::Continue
+                }
             }
             Self::Compress(m) => {
                 let choice = m.choose(req.method(), req.headers());

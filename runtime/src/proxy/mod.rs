@@ -282,6 +282,11 @@ impl Runtime {
             s.router = Some(router.name.to_string());
             s.service = Some(router.service_name.to_string());
         });
+        // The entry point's encodedCharacters, in each of its routers before their middlewares
+        // (Traefik's deny handler).
+        if entry.encoded.refuses(req.uri().path()) {
+            return crate::middleware::encoded_characters::refusal();
+        }
         match &router.service {
             Dispatch::Ping => {
                 return crate::admin::ping(

@@ -295,6 +295,30 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Whatever path the `http` crate accepted, the one handed on is one it accepts too
+        /// (`proxy::with_entry_path` puts it back into the request), and handing it on again
+        /// changes nothing.
+        #[test]
+        fn handed_on_paths_parse_and_are_stable(
+            raw in "/[a-zA-Z0-9._~!$&'()*+,;=:@\\[\\]/{}|^`\"<>-]{0,24}",
+            escapes in proptest::collection::vec((0usize..24, proptest::num::u8::ANY), 0..4),
+            sanitize in proptest::bool::ANY,
+        ) {
+            let mut path = raw;
+            for (at, b) in escapes {
+                let at = at.min(path.len());
+                path.insert_str(at, &format!("%{b:02x}"));
+            }
+            if path.parse::<http::uri::PathAndQuery>().is_err() {
+                return Ok(());
+            }
+            if let Ok(once) = entry_path(&path, sanitize) {
+                proptest::prop_assert!(once.parse::<http::uri::PathAndQuery>().is_ok(), "{path} -> {once}");
+                let twice = entry_path(&once, sanitize);
+                proptest::prop_assert_eq!(twice.as_deref(), Ok(&*once), "{}", path);
+            }
+        }
+
         /// A sanitised path is rooted, has no dot segment and no empty segment, and is a fixed
         /// point: handing it on again changes nothing.
         #[test]
