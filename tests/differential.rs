@@ -16,6 +16,8 @@ use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 mod balancing;
 #[path = "differential/circuit_breaker.rs"]
 mod circuit_breaker;
+#[path = "differential/client_cert.rs"]
+mod client_cert;
 #[path = "differential/compress.rs"]
 mod compress;
 #[path = "differential/forward_auth.rs"]

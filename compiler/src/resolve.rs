@@ -1051,6 +1051,42 @@ impl Resolver<'_> {
                 auth_signin_url: x.auth_signin_url.clone().filter(|u| !u.is_empty()),
             }));
         }
+        if let Some(x) = &m.pass_tls_client_cert {
+            let on = |b: Option<bool>| b.unwrap_or(false);
+            return Some(K::PassTlsClientCert(plan::PassTlsClientCert {
+                pem: on(x.pem),
+                info: x.info.as_ref().map(|i| plan::ClientCertInfo {
+                    not_after: on(i.not_after),
+                    not_before: on(i.not_before),
+                    sans: on(i.sans),
+                    serial_number: on(i.serial_number),
+                    subject: i.subject.as_ref().map_or_else(Default::default, |s| {
+                        plan::DistinguishedNameFields {
+                            country: on(s.country),
+                            province: on(s.province),
+                            locality: on(s.locality),
+                            organization: on(s.organization),
+                            organizational_unit: on(s.organizational_unit),
+                            common_name: on(s.common_name),
+                            serial_number: on(s.serial_number),
+                            domain_component: on(s.domain_component),
+                        }
+                    }),
+                    issuer: i.issuer.as_ref().map_or_else(Default::default, |s| {
+                        plan::DistinguishedNameFields {
+                            country: on(s.country),
+                            province: on(s.province),
+                            locality: on(s.locality),
+                            organization: on(s.organization),
+                            organizational_unit: false,
+                            common_name: on(s.common_name),
+                            serial_number: on(s.serial_number),
+                            domain_component: on(s.domain_component),
+                        }
+                    }),
+                }),
+            }));
+        }
         if let Some(x) = &m.encoded_characters {
             return Some(K::EncodedCharacters(encoded_characters(
                 [

@@ -166,7 +166,14 @@ impl Conn {
                 {
                     return;
                 }
-                self.serve(tls_stream, true).await;
+                let mut conn = self;
+                conn.peer.client_certs = tls_stream
+                    .get_ref()
+                    .1
+                    .peer_certificates()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| c.iter().map(|d| d.clone().into_owned()).collect());
+                conn.serve(tls_stream, true).await;
             }
         })
         .await;

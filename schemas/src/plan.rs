@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 13;
+pub const PLAN_VERSION: u32 = 14;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -575,6 +575,64 @@ pub enum MiddlewareKind {
     CircuitBreaker(CircuitBreaker),
     /// Refuses (400) a request whose path holds an escape of a denied character.
     EncodedCharacters(EncodedCharacters),
+    /// Passes the client's TLS certificates (or fields of them) to the server.
+    PassTlsClientCert(PassTlsClientCert),
+}
+
+/// `passTLSClientCert`: on a TLS connection where the client sent certificates, what the server
+/// gets of them (nothing is set, nor removed, without one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PassTlsClientCert {
+    /// `X-Forwarded-Tls-Client-Cert`: each certificate's DER in base64, joined with `,`.
+    pub pem: bool,
+    /// `X-Forwarded-Tls-Client-Cert-Info`: the chosen fields of each certificate; set (even
+    /// empty) whenever the section is written.
+    pub info: Option<ClientCertInfo>,
+}
+
+/// The fields of `passTLSClientCert.info`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ClientCertInfo {
+    /// `NA="<unix seconds>"`.
+    pub not_after: bool,
+    /// `NB="<unix seconds>"`.
+    pub not_before: bool,
+    /// `SAN="…"`: DNS names, e-mail addresses, IP addresses, URIs.
+    pub sans: bool,
+    /// `SerialNumber="<decimal>"`.
+    pub serial_number: bool,
+    /// `Subject="…"`: the chosen parts of the subject.
+    pub subject: DistinguishedNameFields,
+    /// `Issuer="…"`: the chosen parts of the issuer (never `organizational_unit`: Traefik has
+    /// no such issuer option).
+    pub issuer: DistinguishedNameFields,
+}
+
+/// Which parts of a distinguished name `passTLSClientCert` writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DistinguishedNameFields {
+    /// `C=`.
+    pub country: bool,
+    /// `ST=`.
+    pub province: bool,
+    /// `L=`.
+    pub locality: bool,
+    /// `O=`.
+    pub organization: bool,
+    /// `OU=` (subjects only).
+    pub organizational_unit: bool,
+    /// `CN=`.
+    pub common_name: bool,
+    /// `SN=`: the name's serialNumber attribute, not the certificate's serial.
+    pub serial_number: bool,
+    /// `DC=`.
+    pub domain_component: bool,
 }
 
 /// `encodedCharacters` (the middleware, and an entry point's `http.encodedCharacters`): the

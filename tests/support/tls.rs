@@ -45,6 +45,21 @@ impl TestCa {
         }
     }
 
+    /// Signs `params` (a client certificate with the subject a test wants) as `dir/NAME.crt`
+    /// and `dir/NAME.key`; the DER of the certificate.
+    pub fn issue_params(
+        &self,
+        dir: &Path,
+        name: &str,
+        params: &rcgen::CertificateParams,
+    ) -> Vec<u8> {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
+        cert.der().to_vec()
+    }
+
     /// Issues a certificate for `sans` (none: a client certificate) as `dir/NAME.crt` and
     /// `dir/NAME.key`.
     pub fn issue(&self, dir: &Path, name: &str, sans: &[&str]) {
@@ -180,13 +195,28 @@ pub type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 /// Connects to `addr` with SNI [`DOMAIN`], accepting any server certificate; the handshake is
 /// complete on return.
 pub fn tls_connect(addr: SocketAddr) -> TlsStream {
+    tls_connect_as(addr, None)
+}
+
+/// [`tls_connect`], sending the client certificate chain and key of these PEM files when given.
+pub fn tls_connect_as(addr: SocketAddr, client: Option<(&Path, &Path)>) -> TlsStream {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let cfg = rustls::ClientConfig::builder_with_provider(provider.clone())
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .unwrap()
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyServerCert(provider)))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(AnyServerCert(provider)));
+    let cfg = match client {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => {
+            let chain = rustls::pki_types::CertificateDer::pem_file_iter(cert)
+                .unwrap()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            let key = rustls::pki_types::PrivateKeyDer::from_pem_file(key).unwrap();
+            builder.with_client_auth_cert(chain, key).unwrap()
+        }
+    };
     let conn = rustls::ClientConnection::new(Arc::new(cfg), DOMAIN.try_into().unwrap()).unwrap();
     let tcp = TcpStream::connect(addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -206,7 +236,12 @@ pub fn served_leaf(s: &TlsStream) -> Vec<u8> {
 /// One keep-alive GET for `path` with `Host: DOMAIN` on an established TLS connection: (status,
 /// body).
 pub fn tls_get(s: &mut TlsStream, path: &str) -> (u16, String) {
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {DOMAIN}\r\n\r\n").unwrap();
+    tls_get_with(s, path, "")
+}
+
+/// [`tls_get`] with more field lines (each ending in CRLF).
+pub fn tls_get_with(s: &mut TlsStream, path: &str, fields: &str) -> (u16, String) {
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {DOMAIN}\r\n{fields}\r\n").unwrap();
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {

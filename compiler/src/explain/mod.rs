@@ -489,6 +489,16 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
                 c.check_period_ms
             ),
         ),
+        MiddlewareKind::PassTlsClientCert(p) => (
+            "pass_tls_client_cert",
+            match (p.pem, p.info.is_some()) {
+                (true, true) => "certificates and their info to the server",
+                (true, false) => "certificates to the server",
+                (false, true) => "certificate info to the server",
+                (false, false) => "nothing (neither pem nor info)",
+            }
+            .to_owned(),
+        ),
         MiddlewareKind::EncodedCharacters(e) => (
             "encoded_characters",
             if e.denied.is_empty() {

@@ -552,7 +552,6 @@ pub struct Middleware {
     /// Passes the client TLS certificate (or parts of it) to the backend in headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "passTLSClientCert")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub pass_tls_client_cert: Option<PassTlsClientCert>,
     /// Plugin middleware: plugin name to its free-form configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1016,6 +1016,53 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 "responseCode": c.response_code,
             }),
         ),
+        MiddlewareKind::PassTlsClientCert(p) => {
+            let dn = |f: &bridge_plan::DistinguishedNameFields, subject: bool| {
+                let mut m = Map::new();
+                for (on, key) in [
+                    (f.country, "country"),
+                    (f.province, "province"),
+                    (f.locality, "locality"),
+                    (f.organization, "organization"),
+                    (f.organizational_unit && subject, "organizationalUnit"),
+                    (f.common_name, "commonName"),
+                    (f.serial_number, "serialNumber"),
+                    (f.domain_component, "domainComponent"),
+                ] {
+                    if on {
+                        m.insert(key.to_owned(), Value::Bool(true));
+                    }
+                }
+                m
+            };
+            let mut v = Map::new();
+            if p.pem {
+                v.insert("pem".into(), Value::Bool(true));
+            }
+            if let Some(i) = &p.info {
+                let mut info = Map::new();
+                for (on, key) in [
+                    (i.not_after, "notAfter"),
+                    (i.not_before, "notBefore"),
+                    (i.sans, "sans"),
+                    (i.serial_number, "serialNumber"),
+                ] {
+                    if on {
+                        info.insert(key.to_owned(), Value::Bool(true));
+                    }
+                }
+                for (key, m) in [
+                    ("subject", dn(&i.subject, true)),
+                    ("issuer", dn(&i.issuer, false)),
+                ] {
+                    if !m.is_empty() {
+                        info.insert(key.to_owned(), Value::Object(m));
+                    }
+                }
+                v.insert("info".into(), Value::Object(info));
+            }
+            ("passTLSClientCert", "passtlsclientcert", Value::Object(v))
+        }
         MiddlewareKind::EncodedCharacters(e) => {
             use bridge_plan::EncodedCharacter as C;
             // Traefik's options are the allowed ones; false ones are omitted.

@@ -267,9 +267,6 @@ fn take(
     let Some(path) = req.path else {
         return Taken::Other;
     };
-    if path.split('?').next().is_some_and(|p| p.contains('#')) {
-        return Taken::Fragment;
-    }
     let start = path.as_ptr() as usize - buf.as_ptr() as usize;
     let target = (start, start + path.len());
     crate::http1::client::field_spans(buf, req.headers, spans);
@@ -293,28 +290,46 @@ fn take(
     }
     let head = buf.split_to(len).freeze();
     match request(&head, method, target, fields) {
-        Some(req) => Taken::Request(req, close),
-        None => Taken::Refused(head),
+        Ok(req) => Taken::Request(req, close),
+        Err(NotTaken::Fragment) => Taken::Fragment,
+        Err(NotTaken::Refused) => Taken::Refused(head),
     }
 }
 
-/// The request, its fields sharing the head's bytes; `None` when `http` refuses a part.
+/// Why [`request`] gave no request.
+enum NotTaken {
+    /// `http` refuses a part: hyper answers.
+    Refused,
+    /// A raw `#` in the path.
+    Fragment,
+}
+
+/// The request, its fields sharing the head's bytes.
 fn request(
     head: &Bytes,
     method: Method,
     target: (usize, usize),
     fields: &[crate::http1::client::Field],
-) -> Option<Request<RequestBody>> {
-    let uri = Uri::from_maybe_shared(head.slice(target.0..target.1)).ok()?;
+) -> Result<Request<RequestBody>, NotTaken> {
+    let uri =
+        Uri::from_maybe_shared(head.slice(target.0..target.1)).map_err(|_| NotTaken::Refused)?;
+    let raw = &head[target.0..target.1];
+    // `http` drops a fragment without a word: the origin-form target is then longer than what
+    // it kept (an absolute-form one always is, and is searched).
+    if uri.path_and_query().map_or(0, |p| p.as_str().len()) != raw.len()
+        && raw.iter().take_while(|&&b| b != b'?').any(|&b| b == b'#')
+    {
+        return Err(NotTaken::Fragment);
+    }
     // No room kept for the forwarding fields: requests to `http://` servers get them written
     // apart, without touching the map.
-    let headers = crate::http1::client::header_map(head, fields, 0)?;
+    let headers = crate::http1::client::header_map(head, fields, 0).ok_or(NotTaken::Refused)?;
     let mut req = Request::new(RequestBody::Empty);
     *req.method_mut() = method;
     *req.uri_mut() = uri;
     *req.version_mut() = Version::HTTP_11;
     *req.headers_mut() = headers;
-    Some(req)
+    Ok(req)
 }
 
 /// The `date` value for now, made once per second per thread.

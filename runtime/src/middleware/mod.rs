@@ -27,6 +27,7 @@ pub(crate) mod forward_auth;
 pub(crate) mod headers;
 pub(crate) mod in_flight;
 pub(crate) mod ip_allow_list;
+pub(crate) mod pass_tls_client_cert;
 pub(crate) mod path;
 pub(crate) mod rate_limit;
 pub(crate) mod redirect;
@@ -123,6 +124,7 @@ pub(crate) enum Middleware {
     ForwardAuth(Box<forward_auth::ForwardAuth>),
     CircuitBreaker(circuit_breaker::CircuitBreaker),
     EncodedCharacters(encoded_characters::Denied),
+    PassTlsClientCert(pass_tls_client_cert::PassClientCert),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -164,6 +166,8 @@ pub(crate) struct RequestCtx<'a> {
     /// Where the forwarding fields' values come from (`forwardAuth` sends them as the request
     /// has them); `None` in unit tests.
     pub(crate) sources: Option<crate::proxy::forwarded_headers::Sources<'a>>,
+    /// The certificates the client sent on its TLS connection, leaf first.
+    pub(crate) client_certs: Option<&'a [rustls_pki_types::CertificateDer<'static>]>,
 }
 
 impl<'a> RequestCtx<'a> {
@@ -186,6 +190,7 @@ impl<'a> RequestCtx<'a> {
             response: ResponseEdits::default(),
             slots: Vec::new(),
             sources: None,
+            client_certs: None,
         }
     }
 
@@ -295,6 +300,9 @@ impl Middleware {
                 Self::CircuitBreaker(circuit_breaker::CircuitBreaker::from_plan(c)?)
             }
             K::EncodedCharacters(c) => Self::EncodedCharacters(encoded_characters::Denied::of(c)),
+            K::PassTlsClientCert(c) => {
+                Self::PassTlsClientCert(pass_tls_client_cert::PassClientCert::from_plan(c))
+            }
         })
     }
 
@@ -358,6 +366,10 @@ impl Middleware {
             }
             Self::ContentType(on) => {
                 ctx.response.sniff |= *on;
+                Flow::Continue
+            }
+            Self::PassTlsClientCert(m) => {
+                m.apply(req.headers_mut(), ctx.client_certs);
                 Flow::Continue
             }
             Self::EncodedCharacters(denied) => {

@@ -44,6 +44,8 @@ pub struct Peer {
     pub addr: SocketAddr,
     /// The peer's IP as `X-Forwarded-For` / `X-Real-Ip` carry it.
     pub ip_value: HeaderValue,
+    /// The certificates the client sent in its TLS handshake, leaf first (`passTLSClientCert`).
+    pub client_certs: Option<Arc<[rustls_pki_types::CertificateDer<'static>]>>,
 }
 
 impl Peer {
@@ -52,6 +54,7 @@ impl Peer {
         Self {
             addr,
             ip_value: fwd::peer_value(addr.ip()),
+            client_certs: None,
         }
     }
 }
@@ -62,16 +65,29 @@ impl Peer {
     clippy::result_large_err,
     reason = "the error is the answer, returned at once; most requests take the Ok(()) path"
 )]
+#[inline]
 fn with_entry_path(req: &mut Request<RequestBody>, sanitize: bool) -> Result<(), Response<Body>> {
-    let uri = req.uri();
-    let path = uri.path();
-    let new_path = match request_path::entry_path(path, sanitize) {
-        Ok(std::borrow::Cow::Borrowed(_)) => return Ok(()),
-        Ok(std::borrow::Cow::Owned(p)) => p,
+    // The common case without building a result: nothing to treat.
+    if request_path::untouched(req.uri().path().as_bytes(), sanitize) {
+        return Ok(());
+    }
+    match request_path::entry_path(req.uri().path(), sanitize) {
+        Ok(std::borrow::Cow::Borrowed(_)) => Ok(()),
+        Ok(std::borrow::Cow::Owned(p)) => put_path(req, p),
         Err(request_path::PathRefusal::Fragment) => {
-            return Err(crate::body::answer(StatusCode::BAD_REQUEST, ""));
+            Err(crate::body::answer(StatusCode::BAD_REQUEST, ""))
         }
-    };
+    }
+}
+
+/// The request with `new_path` for its path, the query kept.
+#[cold]
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the answer, returned at once"
+)]
+fn put_path(req: &mut Request<RequestBody>, new_path: String) -> Result<(), Response<Body>> {
+    let uri = req.uri();
     let pq = match uri.query() {
         Some(q) => format!("{new_path}?{q}"),
         None => new_path,
@@ -284,7 +300,7 @@ impl Runtime {
         });
         // The entry point's encodedCharacters, in each of its routers before their middlewares
         // (Traefik's deny handler).
-        if entry.encoded.refuses(req.uri().path()) {
+        if !entry.encoded.is_empty() && entry.encoded.refuses(req.uri().path()) {
             return crate::middleware::encoded_characters::refusal();
         }
         match &router.service {
@@ -303,7 +319,14 @@ impl Runtime {
         let pq = original_pq.as_ref().map_or("/", |p| p.as_str());
         let mut ctx = RequestCtx::new(tls, host, peer.addr.ip(), pq, arrival.forwarded);
         ctx.sources = Some(self.sources(host_value.as_ref(), &peer));
-        let resp = match crate::middleware::run(&router.chain, &mut req, &mut ctx).await {
+        ctx.client_certs = peer.client_certs.as_deref();
+        // A router without middlewares does not enter the chain's future at all.
+        let answered = if router.chain.is_empty() {
+            None
+        } else {
+            crate::middleware::run(&router.chain, &mut req, &mut ctx).await
+        };
+        let resp = match answered {
             Some(answer) => answer,
             None => {
                 if ctx.fields_changed {

@@ -37,12 +37,12 @@ fn hex_value(b: u8) -> Option<u8> {
     }
 }
 
-fn unreserved(b: u8) -> bool {
+const fn unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
 /// Bytes Go's `validEncoded` accepts raw in a path (with `%`, which starts an escape).
-fn raw_ok(b: u8) -> bool {
+const fn raw_ok(b: u8) -> bool {
     unreserved(b)
         || matches!(
             b,
@@ -74,15 +74,33 @@ fn go_leaves_raw(b: u8) -> bool {
         )
 }
 
-/// Whether the path needs any of the steps: the common path (`/`, `/api/items`) is one scan.
-fn untouched(path: &[u8], sanitize: bool) -> bool {
+/// Per byte: 1 when the byte alone sends a path to the slow steps (`%`, or a byte Go would not
+/// leave raw), 2 when it does after a `/` with `sanitizePath` (`/` and `.`). A table, so the
+/// common path costs a load and a test per byte.
+static CLASS: [u8; 256] = {
+    let mut t = [1u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        // `b` < 256: the cast keeps it.
+        #[allow(clippy::cast_possible_truncation, reason = "b < 256")]
+        let c = b as u8;
+        if c != b'%' && raw_ok(c) {
+            t[b] = if c == b'/' || c == b'.' { 2 } else { 0 };
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Whether the path needs none of the steps: the common path (`/`, `/api/items`) is one scan.
+#[inline]
+pub(crate) fn untouched(path: &[u8], sanitize: bool) -> bool {
     let mut prev = 0u8;
     for &b in path {
-        if b == b'%' || !raw_ok(b) || (sanitize && b == b'/' && prev == b'/') {
-            return false;
-        }
-        if sanitize && b == b'.' && prev == b'/' {
-            return false;
+        match CLASS[usize::from(b)] {
+            0 => {}
+            2 if !(sanitize && prev == b'/') => {}
+            _ => return false,
         }
         prev = b;
     }
@@ -91,11 +109,20 @@ fn untouched(path: &[u8], sanitize: bool) -> bool {
 
 /// The path every later phase sees: borrowed when unchanged. `path` is the request's raw path
 /// (without the query), already checked for well-formed escapes (`proxy::strict`).
+#[inline]
 pub(crate) fn entry_path(path: &str, sanitize: bool) -> Result<Cow<'_, str>, PathRefusal> {
     let bytes = path.as_bytes();
     if !bytes.starts_with(b"/") || untouched(bytes, sanitize) {
         return Ok(Cow::Borrowed(path));
     }
+    treated(path, sanitize)
+}
+
+/// [`entry_path`] for a path that needs a step.
+#[cold]
+#[inline(never)]
+fn treated(path: &str, sanitize: bool) -> Result<Cow<'_, str>, PathRefusal> {
+    let bytes = path.as_bytes();
     if bytes.contains(&b'#') {
         return Err(PathRefusal::Fragment);
     }
@@ -309,7 +336,10 @@ mod tests {
                 let at = at.min(path.len());
                 path.insert_str(at, &format!("%{b:02x}"));
             }
-            if path.parse::<http::uri::PathAndQuery>().is_err() {
+            // What reaches the treatment: a path `http` took and `proxy::strict` let through.
+            if path.parse::<http::uri::PathAndQuery>().is_err()
+                || !crate::routing::valid_percent_encoding(&path)
+            {
                 return Ok(());
             }
             if let Ok(once) = entry_path(&path, sanitize) {
