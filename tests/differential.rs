@@ -20,6 +20,8 @@ mod circuit_breaker;
 mod client_cert;
 #[path = "differential/compress.rs"]
 mod compress;
+#[path = "differential/digest_auth.rs"]
+mod digest_auth;
 #[path = "differential/forward_auth.rs"]
 mod forward_auth;
 #[path = "differential/paths.rs"]

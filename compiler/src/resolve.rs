@@ -1051,6 +1051,24 @@ impl Resolver<'_> {
                 auth_signin_url: x.auth_signin_url.clone().filter(|u| !u.is_empty()),
             }));
         }
+        if let Some(x) = &m.digest_auth {
+            return Some(K::DigestAuth(plan::DigestAuth {
+                users: x
+                    .users
+                    .iter()
+                    .flatten()
+                    .map(|u| u.trim().to_owned())
+                    .collect(),
+                users_file: x.users_file.clone().filter(|f| !f.is_empty()),
+                realm: x
+                    .realm
+                    .clone()
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or_else(|| "traefik".to_owned()),
+                header_field: x.header_field.clone().filter(|h| !h.is_empty()),
+                remove_header: x.remove_header.unwrap_or(false),
+            }));
+        }
         if let Some(x) = &m.pass_tls_client_cert {
             let on = |b: Option<bool>| b.unwrap_or(false);
             return Some(K::PassTlsClientCert(plan::PassTlsClientCert {

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 14;
+pub const PLAN_VERSION: u32 = 15;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -577,6 +577,26 @@ pub enum MiddlewareKind {
     EncodedCharacters(EncodedCharacters),
     /// Passes the client's TLS certificates (or fields of them) to the server.
     PassTlsClientCert(PassTlsClientCert),
+    /// HTTP Digest authentication (MD5, `qop=auth`).
+    DigestAuth(DigestAuth),
+}
+
+/// `digestAuth`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DigestAuth {
+    /// Inline users, `name:realm:HA1` (htdigest lines; HA1 the lower-case hex MD5 of
+    /// `name:realm:password`); they win over the file's.
+    pub users: Vec<String>,
+    /// htdigest file read by the runtime at start, path as referenced in the configuration.
+    pub users_file: Option<String>,
+    /// Realm of the challenge; only users of this realm can log in.
+    pub realm: String,
+    /// Request header that receives the authenticated user name (the client's copies removed).
+    pub header_field: Option<String>,
+    /// Remove the `Authorization` header before forwarding.
+    pub remove_header: bool,
 }
 
 /// `passTLSClientCert`: on a TLS connection where the client sent certificates, what the server

@@ -489,6 +489,18 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
                 c.check_period_ms
             ),
         ),
+        MiddlewareKind::DigestAuth(d) => (
+            "digest_auth",
+            format!(
+                "realm \"{}\", {} inline user(s){}",
+                d.realm,
+                d.users.len(),
+                d.users_file
+                    .as_deref()
+                    .map(|f| format!(" and {f}"))
+                    .unwrap_or_default()
+            ),
+        ),
         MiddlewareKind::PassTlsClientCert(p) => (
             "pass_tls_client_cert",
             match (p.pem, p.info.is_some()) {

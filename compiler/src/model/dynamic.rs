@@ -521,7 +521,6 @@ pub struct Middleware {
     pub content_type: Option<ContentType>,
     /// HTTP Digest authentication against a list of users.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub digest_auth: Option<DigestAuth>,
     /// Controls which ambiguous encoded characters are allowed in the request path.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::diag::Code;
 use crate::loaded::{EntityRef, Found, Section, display_name, resolve_config_path};
 use crate::model::dynamic::Middleware;
+use crate::source::Span;
 
 use super::{Ctx, canonical_cycle, cycle_pointer, find_cycle, parse_ip_or_cidr};
 
@@ -34,6 +35,9 @@ impl<'a> Ctx<'a> {
             }
             if let Some(ba) = &m.basic_auth {
                 self.check_basic_auth(name, fi, &format!("{base}/basicAuth"), ba);
+            }
+            if let Some(da) = &m.digest_auth {
+                self.check_digest_auth(name, fi, &format!("{base}/digestAuth"), da);
             }
             if let Some(e) = &m.errors {
                 self.check_errors(name, fi, &format!("{base}/errors"), e);
@@ -297,6 +301,104 @@ impl<'a> Ctx<'a> {
                 format!(
                     "middleware `{name}`: basicAuth has no users (Traefik: \"no users found\")"
                 ),
+                span,
+                format!("{base}/users"),
+            );
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// Traefik's `digestAuth` rules: every line `name:realm:HA1` (else the middleware and its
+    /// routers are disabled), a readable `usersFile`; a user of another realm, a hash that is
+    /// not lower-case hex MD5, or no user at all never lets anyone in (warnings).
+    fn check_digest_auth(
+        &mut self,
+        name: &str,
+        fi: usize,
+        base: &str,
+        da: &crate::model::dynamic::DigestAuth,
+    ) {
+        let realm = da
+            .realm
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .unwrap_or("traefik")
+            .to_owned();
+        let mut users = 0;
+        let mut lines: Vec<(String, String, Option<Span>, String)> = Vec::new();
+        for (i, u) in da.users.iter().flatten().enumerate() {
+            let p = format!("{base}/users/{i}");
+            let span = self.span(fi, &p);
+            lines.push((
+                u.trim().to_owned(),
+                format!("user entry {}", i + 1),
+                span,
+                p,
+            ));
+        }
+        if let Some(file) = da.users_file.as_deref().filter(|f| !f.is_empty()) {
+            let p = format!("{base}/usersFile");
+            let span = self.span(fi, &p);
+            let path = resolve_config_path(&self.loaded.dir, file);
+            match std::fs::read_to_string(&path) {
+                Err(e) => {
+                    self.err(Code::FileNotFound, format!("middleware `{name}`: usersFile `{file}` cannot be read ({e}; looked for {})", display_name(&self.loaded.dir, &path)), span, p);
+                }
+                Ok(text) => {
+                    for (ln, line) in text.split('\n').enumerate() {
+                        let line = line.trim();
+                        if line.is_empty() || line.starts_with('#') {
+                            continue;
+                        }
+                        lines.push((
+                            line.to_owned(),
+                            format!("{}:{}", display(&path), ln + 1),
+                            span,
+                            p.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+        for (line, origin, span, p) in lines {
+            users += 1;
+            let parts: Vec<&str> = line.split(':').collect();
+            let [user, line_realm, ha1] = parts.as_slice() else {
+                self.err(
+                    Code::InvalidValue,
+                    format!("middleware `{name}`: {origin} is not `name:realm:hash` (Traefik: \"error parsing DigestUser\", and disables the routers using it)"),
+                    span,
+                    p,
+                )
+                .hint = Some("generate entries with `htdigest` (name:realm:MD5 of name:realm:password)".into());
+                continue;
+            };
+            if *line_realm != realm {
+                self.warn(
+                    Code::InvalidValue,
+                    format!("middleware `{name}`: {origin} (user `{user}`) is for realm `{line_realm}`, not `{realm}`: it never logs in"),
+                    span,
+                    p,
+                );
+            } else if ha1.len() != 32
+                || !ha1
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            {
+                self.warn(
+                    Code::InvalidHash,
+                    format!("middleware `{name}`: {origin} (user `{user}`): the hash is not 32 lower-case hex digits, so no client's answer matches it"),
+                    span,
+                    p,
+                );
+            }
+        }
+        if users == 0 && da.users_file.as_deref().is_none_or(str::is_empty) {
+            let span = self.key_span(fi, base);
+            self.warn(
+                Code::MissingKey,
+                format!("middleware `{name}`: digestAuth has no users: Traefik answers every request 401"),
                 span,
                 format!("{base}/users"),
             );

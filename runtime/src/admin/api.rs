@@ -1016,6 +1016,33 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 "responseCode": c.response_code,
             }),
         ),
+        MiddlewareKind::DigestAuth(d) => {
+            let mut v = Map::new();
+            if !d.users.is_empty() {
+                // HA1 hashes are redacted as basicAuth's are: an MD5 of the password is as good
+                // as the password for digest authentication.
+                let users: Vec<String> = d
+                    .users
+                    .iter()
+                    .map(|entry| match entry.rsplit_once(':') {
+                        Some((user_realm, _)) => format!("{user_realm}:{REDACTED}"),
+                        None => REDACTED.to_owned(),
+                    })
+                    .collect();
+                v.insert("users".into(), json!(users));
+            }
+            if let Some(f) = &d.users_file {
+                v.insert("usersFile".into(), json!(f));
+            }
+            v.insert("realm".into(), json!(d.realm));
+            if let Some(h) = &d.header_field {
+                v.insert("headerField".into(), json!(h));
+            }
+            if d.remove_header {
+                v.insert("removeHeader".into(), Value::Bool(true));
+            }
+            ("digestAuth", "digestauth", Value::Object(v))
+        }
         MiddlewareKind::PassTlsClientCert(p) => {
             let dn = |f: &bridge_plan::DistinguishedNameFields, subject: bool| {
                 let mut m = Map::new();

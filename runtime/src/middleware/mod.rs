@@ -21,6 +21,7 @@ pub(crate) mod circuit_breaker;
 pub(crate) mod compress;
 pub(crate) mod content_type;
 pub(crate) mod cors;
+pub(crate) mod digest_auth;
 pub(crate) mod encoded_characters;
 pub(crate) mod errors;
 pub(crate) mod forward_auth;
@@ -125,6 +126,7 @@ pub(crate) enum Middleware {
     CircuitBreaker(circuit_breaker::CircuitBreaker),
     EncodedCharacters(encoded_characters::Denied),
     PassTlsClientCert(pass_tls_client_cert::PassClientCert),
+    DigestAuth(digest_auth::DigestAuth),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -300,6 +302,7 @@ impl Middleware {
                 Self::CircuitBreaker(circuit_breaker::CircuitBreaker::from_plan(c)?)
             }
             K::EncodedCharacters(c) => Self::EncodedCharacters(encoded_characters::Denied::of(c)),
+            K::DigestAuth(c) => Self::DigestAuth(digest_auth::DigestAuth::from_plan(c)?),
             K::PassTlsClientCert(c) => {
                 Self::PassTlsClientCert(pass_tls_client_cert::PassClientCert::from_plan(c))
             }
@@ -312,7 +315,7 @@ impl Middleware {
         use bridge_plan::MiddlewareKind as K;
         matches!(
             kind,
-            K::RateLimit(_) | K::InFlightReq(_) | K::CircuitBreaker(_)
+            K::RateLimit(_) | K::InFlightReq(_) | K::CircuitBreaker(_) | K::DigestAuth(_)
         )
     }
 
@@ -367,6 +370,10 @@ impl Middleware {
             Self::ContentType(on) => {
                 ctx.response.sniff |= *on;
                 Flow::Continue
+            }
+            Self::DigestAuth(m) => {
+                let method = req.method().clone();
+                m.apply(&method, &ctx.path_and_query, req.headers_mut())
             }
             Self::PassTlsClientCert(m) => {
                 m.apply(req.headers_mut(), ctx.client_certs);
