@@ -540,16 +540,6 @@ impl Resolver<'_> {
             };
             let (fi, t) = (found.file, found.value.clone());
             let base = format!("/http/serversTransports/{}", escape(&name));
-            let unsupported: Vec<&str> = [("peerCertURI", t.peer_cert_uri.is_some())]
-                .into_iter()
-                .filter(|(_, set)| *set)
-                .map(|(n, _)| n)
-                .collect();
-            for field in unsupported {
-                let p = format!("{base}/{field}");
-                let span = self.key_span(fi, &p);
-                self.error(span, p, format!("serversTransport option `{field}` is valid Traefik, but not supported by bridgectl plans yet"));
-            }
             let ft = t.forwarding_timeouts.clone().unwrap_or_default();
             for (field, set) in [
                 ("readIdleTimeout", ft.read_idle_timeout.is_some()),
@@ -623,6 +613,7 @@ impl Resolver<'_> {
                         .flatten()
                         .filter_map(|c| plan::CipherSuite::from_go_name(c))
                         .collect(),
+                    peer_cert_uri: t.peer_cert_uri.clone().filter(|u| !u.is_empty()),
                 },
             );
         }

@@ -498,7 +498,35 @@ impl ClientFactory {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&versions)
             .map_err(|e| err(e.to_string()))?;
-        let builder = if t.insecure_skip_verify {
+        let builder = if let Some(uri) = &t.peer_cert_uri {
+            // Traefik's check runs on top of Go's: the chain against the CAs (also with
+            // insecureSkipVerify, without the name then), and the URI among the leaf's SANs.
+            let roots = if t.root_cas.is_empty() {
+                self.native_roots().map_err(err)?
+            } else {
+                Arc::new(root_store(&t.root_cas).map_err(err)?)
+            };
+            let inner = if t.insecure_skip_verify {
+                None
+            } else {
+                Some(
+                    rustls::client::WebPkiServerVerifier::builder_with_provider(
+                        roots.clone(),
+                        provider.clone(),
+                    )
+                    .build()
+                    .map_err(|e| err(e.to_string()))?,
+                )
+            };
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(PeerCertUri {
+                    inner,
+                    roots,
+                    uri: uri.clone(),
+                    provider: provider.clone(),
+                }))
+        } else if t.insecure_skip_verify {
             builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider.clone())))
@@ -613,6 +641,107 @@ fn root_store(files: &[String]) -> Result<rustls::RootCertStore, String> {
     }
     Ok(roots)
 }
+
+/// `peerCertURI`: the usual verification (or, with `insecureSkipVerify`, the chain alone), and
+/// a SAN URI of the leaf equal to `uri` without regard to case (Traefik's
+/// `verifyServerCertMatchesURI`).
+#[derive(Debug)]
+pub(crate) struct PeerCertUri {
+    inner: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    roots: Arc<rustls::RootCertStore>,
+    uri: String,
+    provider: Arc<CryptoProvider>,
+}
+
+/// Whether the certificate carries `uri` among its SAN URIs.
+fn has_san_uri(der: &[u8], uri: &str) -> bool {
+    use x509_parser::prelude::{FromDer as _, GeneralName, X509Certificate};
+    let Ok((_, cert)) = X509Certificate::from_der(der) else {
+        return false;
+    };
+    let Ok(Some(san)) = cert.subject_alternative_name() else {
+        return false;
+    };
+    san.value
+        .general_names
+        .iter()
+        .any(|g| matches!(g, GeneralName::URI(u) if u.eq_ignore_ascii_case(uri)))
+}
+
+impl rustls::client::danger::ServerCertVerifier for PeerCertUri {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        match &self.inner {
+            Some(v) => {
+                v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)?;
+            }
+            None => {
+                let cert = rustls::server::ParsedCertificate::try_from(end_entity)?;
+                rustls::client::verify_server_cert_signed_by_trust_anchor(
+                    &cert,
+                    &self.roots,
+                    intermediates,
+                    now,
+                    self.provider.signature_verification_algorithms.all,
+                )?;
+            }
+        }
+        if has_san_uri(end_entity.as_ref(), &self.uri) {
+            Ok(rustls::client::danger::ServerCertVerified::assertion())
+        } else {
+            Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::Other(rustls::OtherError(Arc::new(NoSanUri(
+                    self.uri.clone(),
+                )))),
+            ))
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// Traefik's words for a certificate without the URI.
+#[derive(Debug, thiserror::Error)]
+#[error("peer certificate mismatch: no SAN URI in peer certificate matches {0}")]
+struct NoSanUri(String);
 
 /// `insecureSkipVerify`: any certificate is accepted; handshake signatures are still verified.
 #[derive(Debug)]

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 15;
+pub const PLAN_VERSION: u32 = 16;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +106,10 @@ pub struct ServersTransport {
     /// TLS 1.2 cipher suites offered (empty: the defaults); TLS 1.3 suites are always offered,
     /// as by Go.
     pub cipher_suites: Vec<CipherSuite>,
+    /// A URI the server's certificate must carry among its SAN URIs (compared without regard to
+    /// case); its chain is then verified against the CAs even with `insecure_skip_verify`, as
+    /// Traefik's `peerCertURI` check does.
+    pub peer_cert_uri: Option<String>,
 }
 
 impl Default for ServersTransport {
@@ -125,6 +129,7 @@ impl Default for ServersTransport {
             min_version: TlsVersion::Tls12,
             max_version: None,
             cipher_suites: vec![],
+            peer_cert_uri: None,
         }
     }
 }
