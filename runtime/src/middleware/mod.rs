@@ -174,6 +174,7 @@ pub(crate) struct RequestCtx<'a> {
 
 impl<'a> RequestCtx<'a> {
     /// The context of a request before its chain runs.
+    #[inline]
     pub(crate) fn new(
         tls: bool,
         host: Option<&'a str>,

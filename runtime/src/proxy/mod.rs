@@ -67,7 +67,7 @@ impl Peer {
 )]
 #[inline]
 fn with_entry_path(req: &mut Request<RequestBody>, sanitize: bool) -> Result<(), Response<Body>> {
-    // The common case without building a result: nothing to treat.
+    // Without sanitizePath a path the strict scan sent here may need nothing.
     if request_path::untouched(req.uri().path().as_bytes(), sanitize) {
         return Ok(());
     }
@@ -147,7 +147,9 @@ impl Runtime {
         let Some(entry) = self.entries.get(ep.0) else {
             return Box::pin(std::future::ready(not_found()));
         };
-        if let Err(refused) = with_entry_path(&mut req, entry.sanitize_path) {
+        if !fields.plain_path
+            && let Err(refused) = with_entry_path(&mut req, entry.sanitize_path)
+        {
             return Box::pin(std::future::ready(refused));
         }
         let arrival = self.arrive(entry, &peer, tls, &mut req, fields);

@@ -161,12 +161,20 @@ pub(crate) fn count_head_too_large() {
 /// `Host` rules nor transfer codings and are otherwise untouched.
 pub(crate) fn check_request<B>(req: &mut Request<B>) -> Result<Fields, Refusal> {
     let path = req.uri().path();
-    if path.as_bytes().contains(&b'%') && !crate::routing::valid_percent_encoding(path) {
+    // With sanitizePath or without: a path plain for the stricter test is plain for both.
+    let plain_path = super::request_path::untouched(path.as_bytes(), true);
+    if !plain_path
+        && path.as_bytes().contains(&b'%')
+        && !crate::routing::valid_percent_encoding(path)
+    {
         return Err(Refusal::InvalidPercentEncoding);
     }
     let version = req.version();
     if version != Version::HTTP_11 && version != Version::HTTP_10 {
-        return Ok(Fields::of(req.headers()));
+        return Ok(Fields {
+            plain_path,
+            ..Fields::of(req.headers())
+        });
     }
     if let Some(a) = req.uri().authority()
         && a.as_str().contains('@')
@@ -178,7 +186,10 @@ pub(crate) fn check_request<B>(req: &mut Request<B>) -> Result<Fields, Refusal> 
     // fields, and comparing a standard name is an integer comparison.
     let (mut hosts, mut host_ok) = (0u8, true);
     let (mut lengths, mut length_list) = (0u8, false);
-    let mut seen = Fields::default();
+    let mut seen = Fields {
+        plain_path,
+        ..Fields::default()
+    };
     for (name, value) in headers.iter() {
         if name == header::HOST {
             hosts = hosts.saturating_add(1);
@@ -235,6 +246,9 @@ pub(crate) struct Fields {
     pub upgrade: bool,
     /// `Expect` is present.
     pub expect: bool,
+    /// The path needs none of the entry point's treatment (`proxy::request_path`), known from
+    /// the scan that also looks for `%`: the common path costs one pass.
+    pub plain_path: bool,
 }
 
 impl Fields {
@@ -249,6 +263,8 @@ impl Fields {
                 .is_some_and(|v| v.as_bytes() != b"0"),
             upgrade: headers.contains_key(header::UPGRADE),
             expect: headers.contains_key(header::EXPECT),
+            // Only read on arrival, where check_request sets it.
+            plain_path: false,
         }
     }
 
