@@ -541,16 +541,6 @@ impl Resolver<'_> {
             let (fi, t) = (found.file, found.value.clone());
             let base = format!("/http/serversTransports/{}", escape(&name));
             let ft = t.forwarding_timeouts.clone().unwrap_or_default();
-            for (field, set) in [
-                ("readIdleTimeout", ft.read_idle_timeout.is_some()),
-                ("pingTimeout", ft.ping_timeout.is_some()),
-            ] {
-                if set {
-                    let p = format!("{base}/forwardingTimeouts/{field}");
-                    let span = self.key_span(fi, &p);
-                    self.error(span, p, format!("serversTransport option `forwardingTimeouts.{field}` is valid Traefik, but not supported by bridgectl plans yet"));
-                }
-            }
             let mut certificates = Vec::new();
             for (i, c) in t.certificates.iter().flatten().enumerate() {
                 let (cert, key) = (
@@ -614,6 +604,12 @@ impl Resolver<'_> {
                         .filter_map(|c| plan::CipherSuite::from_go_name(c))
                         .collect(),
                     peer_cert_uri: t.peer_cert_uri.clone().filter(|u| !u.is_empty()),
+                    read_idle_timeout_ms: ms(ft.read_idle_timeout, 0),
+                    // Go: 0 means its default of 15 s.
+                    ping_timeout_ms: match ms(ft.ping_timeout, defaults.ping_timeout_ms) {
+                        0 => defaults.ping_timeout_ms,
+                        n => n,
+                    },
                 },
             );
         }

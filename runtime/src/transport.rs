@@ -445,6 +445,16 @@ impl ClientFactory {
                 )
                 .pool_max_idle_per_host(usize::try_from(t.max_idle_conns_per_host).unwrap_or(0))
                 .http2_only(h2_only);
+            // Go's HTTP/2 health check: a ping after readIdleTimeout without a frame from the
+            // server (hyper counts from the last read, as Go does), also with no request in
+            // flight; an unanswered ping closes the connection after pingTimeout.
+            if t.read_idle_timeout_ms > 0 {
+                // hyper's HTTP/2 pings need its timer (without one it panics at handshake).
+                b.timer(TokioTimer::new())
+                    .http2_keep_alive_interval(Duration::from_millis(t.read_idle_timeout_ms))
+                    .http2_keep_alive_timeout(Duration::from_millis(t.ping_timeout_ms))
+                    .http2_keep_alive_while_idle(true);
+            }
             b.build(Connector {
                 http: http.clone(),
                 dial: dial.clone(),

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 16;
+pub const PLAN_VERSION: u32 = 17;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +110,12 @@ pub struct ServersTransport {
     /// case); its chain is then verified against the CAs even with `insecure_skip_verify`, as
     /// Traefik's `peerCertURI` check does.
     pub peer_cert_uri: Option<String>,
+    /// HTTP/2 connections to the servers: after this long without a frame from the server a
+    /// ping is sent (`0`: never; Traefik's `forwardingTimeouts.readIdleTimeout`).
+    pub read_idle_timeout_ms: u64,
+    /// An unanswered ping closes the connection after this long (Traefik's `pingTimeout`,
+    /// default 15 s).
+    pub ping_timeout_ms: u64,
 }
 
 impl Default for ServersTransport {
@@ -130,6 +136,8 @@ impl Default for ServersTransport {
             max_version: None,
             cipher_suites: vec![],
             peer_cert_uri: None,
+            read_idle_timeout_ms: 0,
+            ping_timeout_ms: 15_000,
         }
     }
 }

@@ -324,3 +324,135 @@ fn check_upstream_head(echoed: &str, method: &str, path: &str, body: &str, host:
         assert_eq!(values("content-length"), [body.len().to_string()], "{head}");
     }
 }
+
+/// A TCP relay to `to` that can stop carrying bytes (both ways) while keeping its sockets open,
+/// as a server behind a dead link looks; it counts the connections the client side closed.
+struct Relay {
+    port: u16,
+    paused: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    closed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+fn relay(to: std::net::SocketAddr) -> Relay {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let paused = Arc::new(AtomicBool::new(false));
+    let closed = Arc::new(AtomicUsize::new(0));
+    let (p, c) = (paused.clone(), closed.clone());
+    std::thread::spawn(move || {
+        for client in listener.incoming().take(16) {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(to) else {
+                return;
+            };
+            for (mut from, mut into, counts) in [
+                (
+                    client.try_clone().unwrap(),
+                    server.try_clone().unwrap(),
+                    true,
+                ),
+                (server, client, false),
+            ] {
+                let (p, c) = (p.clone(), c.clone());
+                std::thread::spawn(move || {
+                    from.set_read_timeout(Some(Duration::from_millis(50)))
+                        .unwrap();
+                    let mut buf = [0u8; 16384];
+                    // Bounded: a relay thread lives at most a minute.
+                    let deadline = Instant::now() + Duration::from_secs(60);
+                    while Instant::now() < deadline {
+                        match from.read(&mut buf) {
+                            Ok(0) => {
+                                if counts {
+                                    c.fetch_add(1, Ordering::SeqCst);
+                                }
+                                let _ = into.shutdown(std::net::Shutdown::Both);
+                                return;
+                            }
+                            // Paused: what arrives is lost, as on a dead link.
+                            Ok(_) if p.load(Ordering::SeqCst) => {}
+                            Ok(n) => {
+                                if into.write_all(&buf[..n]).is_err() {
+                                    return;
+                                }
+                            }
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                                ) => {}
+                            Err(_) => {
+                                if counts {
+                                    c.fetch_add(1, Ordering::SeqCst);
+                                }
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        }
+    });
+    Relay {
+        port,
+        paused,
+        closed,
+    }
+}
+
+/// `forwardingTimeouts.readIdleTimeout`/`pingTimeout`: an HTTP/2 connection to a server that
+/// stops answering (a dead link, the socket still open) is pinged after readIdleTimeout and
+/// closed after pingTimeout, so the next request gets a fresh connection instead of hanging on
+/// the dead one. Without them the connection stays open.
+#[test]
+fn unanswered_http2_pings_close_the_connection_to_a_server() {
+    use std::sync::atomic::Ordering;
+    let h2c = backend("h2c")
+        .h2c()
+        .answer(answers::version_and_host)
+        .start();
+    let (pinged, quiet) = (relay(h2c.addr), relay(h2c.addr));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dynamic = format!(
+        "http:\n  routers:\n    pinged:\n      rule: \"PathPrefix(`/pinged`)\"\n      service: pinged\n    quiet:\n      rule: \"PathPrefix(`/quiet`)\"\n      service: quiet\n  services:\n    pinged:\n      loadBalancer:\n        serversTransport: pings\n        servers:\n          - url: \"h2c://127.0.0.1:{}\"\n    quiet:\n      loadBalancer:\n        servers:\n          - url: \"h2c://127.0.0.1:{}\"\n  serversTransports:\n    pings:\n      forwardingTimeouts:\n        readIdleTimeout: 500ms\n        pingTimeout: 500ms\n",
+        pinged.port, quiet.port
+    );
+    let rt = build_and_serve(
+        d,
+        "entryPoints:\n  web:\n    address: \":80\"\napi:\n  insecure: true\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+        &dynamic,
+        &[],
+    );
+    assert_eq!(get(rt.web, "/pinged/a").0, 200);
+    assert_eq!(get(rt.web, "/quiet/a").0, 200);
+    // A healthy idle connection answers its pings and stays.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        pinged.closed.load(Ordering::SeqCst),
+        0,
+        "an answered ping closed it"
+    );
+    pinged.paused.store(true, Ordering::SeqCst);
+    quiet.paused.store(true, Ordering::SeqCst);
+    // readIdleTimeout + pingTimeout is 1 s; the pinged connection is gone well within 4 s.
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while pinged.closed.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        pinged.closed.load(Ordering::SeqCst),
+        1,
+        "the dead connection stayed open"
+    );
+    assert_eq!(
+        quiet.closed.load(Ordering::SeqCst),
+        0,
+        "no pings without readIdleTimeout"
+    );
+    // The link is back: the next request opens a new connection and is answered.
+    pinged.paused.store(false, Ordering::SeqCst);
+    assert_eq!(get(rt.web, "/pinged/b").0, 200);
+}
