@@ -147,9 +147,6 @@ fn circuit_breaker(x: &dy::CircuitBreaker) -> Option<plan::CircuitBreaker> {
     })
 }
 
-/// `compress` as Traefik builds it: unknown names were refused by check; a coding written twice
-/// ranks by its last place (Traefik's priority map), while `*` stands for the default encoding or
-/// else the first one as written; `application/grpc` always leads the excluded types.
 /// The characters an `encodedCharacters` section denies: those whose `allow…` option is false,
 /// or unset when `default_allow` is false (the middleware; an entry point's options default to
 /// true once its section is written).
@@ -174,6 +171,9 @@ fn encoded_characters(allow: [Option<bool>; 7], default_allow: bool) -> plan::En
     }
 }
 
+/// `compress` as Traefik builds it: unknown names were refused by check; a coding written twice
+/// ranks by its last place (Traefik's priority map), while `*` stands for the default encoding or
+/// else the first one as written; `application/grpc` always leads the excluded types.
 fn compress(x: &dy::Compress) -> plan::Compress {
     let coding = |s: &str| match s {
         "gzip" => Some(plan::ContentCoding::Gzip),

@@ -374,7 +374,15 @@ impl Ctx<'_> {
                 .hint = Some("generate entries with `htdigest` (name:realm:MD5 of name:realm:password)".into());
                 continue;
             };
-            if *line_realm != realm {
+            if ha1.is_empty() {
+                self.err(
+                    Code::InvalidHash,
+                    format!("middleware `{name}`: {origin} (user `{user}`) has an empty hash: anyone could log in as `{user}` without a password"),
+                    span,
+                    p,
+                )
+                .hint = Some("generate entries with `htdigest` (name:realm:MD5 of name:realm:password)".into());
+            } else if *line_realm != realm {
                 self.warn(
                     Code::InvalidValue,
                     format!("middleware `{name}`: {origin} (user `{user}`) is for realm `{line_realm}`, not `{realm}`: it never logs in"),
@@ -388,7 +396,7 @@ impl Ctx<'_> {
             {
                 self.warn(
                     Code::InvalidHash,
-                    format!("middleware `{name}`: {origin} (user `{user}`): the hash is not 32 lower-case hex digits, so no client's answer matches it"),
+                    format!("middleware `{name}`: {origin} (user `{user}`): the hash is not 32 lower-case hex digits, so no password a client types matches it"),
                     span,
                     p,
                 );

@@ -119,7 +119,10 @@ fn unescape(s: &str) -> Option<Vec<u8>> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
+            // Two hex digits exactly (`from_str_radix` alone would take a sign).
+            let hex = s
+                .get(i + 1..i + 3)
+                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))?;
             out.push(u8::from_str_radix(hex, 16).ok()?);
             i += 3;
         } else {
@@ -162,6 +165,13 @@ impl DigestAuth {
                     reason: "not `name:realm:hash` (Traefik: error parsing DigestUser)".into(),
                 });
             };
+            // An empty HA1 is known to anyone: the answer computed from it needs no password.
+            if ha1.is_empty() {
+                return Err(AuthError::BadEntry {
+                    origin,
+                    reason: "the hash is empty: anyone could log in without a password".into(),
+                });
+            }
             all.insert(((*name).to_owned(), (*realm).to_owned()), (*ha1).to_owned());
             Ok(())
         };
@@ -274,7 +284,8 @@ impl DigestAuth {
         if !constant_time_eq(want.as_bytes(), response.as_bytes()) {
             return Err(Refused::Plain);
         }
-        if nc.len() > 16 || !nc.bytes().all(|b| b.is_ascii_hexdigit()) {
+        // Go's ParseUint(nc, 16, 64): hex digits only, leading zeros allowed, no overflow.
+        if !nc.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Refused::Plain);
         }
         let nc = u64::from_str_radix(nc, 16).map_err(|_| Refused::Plain)?;
@@ -332,8 +343,15 @@ impl DigestAuth {
             self.opaque
         );
         let mut resp = super::basic_auth::unauthorized(&self.realm);
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        // Bytes, not str: a realm with non-ASCII characters goes out as UTF-8 (control
+        // characters were left out above); the Basic challenge never stays.
+        match HeaderValue::from_bytes(value.as_bytes()) {
+            Ok(v) => {
+                resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+            }
+            Err(_) => {
+                resp.headers_mut().remove(header::WWW_AUTHENTICATE);
+            }
         }
         *resp.status_mut() = StatusCode::UNAUTHORIZED;
         resp
@@ -478,6 +496,13 @@ mod tests {
         assert_eq!(ok("/dA/x", "/dA/x", "2"), (401, Some("stale".into())));
         assert_eq!(ok("/dA/x", "/dA/x", "ffffffffffffffff").0, 200);
         assert_eq!(ok("/dA/x", "/dA/x", "1ffffffffffffffff").0, 401);
+        // Leading zeros beyond 16 digits are still a number to Go; a sign is not a digit.
+        assert_eq!(
+            ok("/dA/x", "/dA/x", "00000000000000000000000000000001"),
+            (401, Some("stale".into()))
+        );
+        assert_eq!(ok("/dA/x", "/dA/x", "+fffffffffffffffe"), (401, None));
+        assert_eq!(ok("/dA/a", "/%+1", "fffffffffffffffe"), (401, None));
         // Wrong password, unknown nonce, wrong method, unknown user.
         let (nonce2, _) = challenge(&a);
         let bad = header("alice", "nope", "GET", "/x", &nonce2, &opaque, "1");
@@ -503,7 +528,7 @@ mod tests {
         let (nonce, opaque) = challenge(&a);
         let h = header("bob", "pw", "GET", "/", &nonce, &opaque, "1");
         assert_eq!(status(&a, Method::GET, "/", h).0, 401);
-        for bad in ["bad-line", "a:b:c:d"] {
+        for bad in ["bad-line", "a:b:c:d", "alice:traefik:"] {
             let r = DigestAuth::from_plan(&bridge_plan::DigestAuth {
                 users: vec![bad.into()],
                 users_file: None,

@@ -74,7 +74,7 @@ fn with_entry_path(req: &mut Request<RequestBody>, sanitize: bool) -> Result<(),
     match request_path::entry_path(req.uri().path(), sanitize) {
         Ok(std::borrow::Cow::Borrowed(_)) => Ok(()),
         Ok(std::borrow::Cow::Owned(p)) => put_path(req, p),
-        Err(request_path::PathRefusal::Fragment) => {
+        Err(request_path::PathRefusal::Fragment | request_path::PathRefusal::Unrepresentable) => {
             Err(crate::body::answer(StatusCode::BAD_REQUEST, ""))
         }
     }
@@ -98,9 +98,9 @@ fn put_path(req: &mut Request<RequestBody>, new_path: String) -> Result<(), Resp
         Ok(pq) => pq,
         Err(_) => return Err(crate::body::answer(StatusCode::BAD_REQUEST, "")),
     });
-    if let Ok(new) = http::Uri::from_parts(parts) {
-        *req.uri_mut() = new;
-    }
+    // Refused rather than routed with the untreated path, should `http` ever disagree.
+    *req.uri_mut() = http::Uri::from_parts(parts)
+        .map_err(|_| crate::body::answer(StatusCode::BAD_REQUEST, ""))?;
     Ok(())
 }
 

@@ -4,7 +4,9 @@
 //! right after the strict checks, so every later phase sees the same path.
 //!
 //! In Traefik's order:
-//! 1. a raw `#` in the path is refused with 400 and no body;
+//! 1. a raw `#` in the path is refused with 400 and no body (the `http` crate cuts a target at
+//!    `#`, so the own HTTP/1.1 loop looks for it in the raw target first; what hyper parses —
+//!    requests with bodies, HTTP/2 — arrives here without it, see docs/compatibility.md);
 //! 2. every escape gets upper-case hex digits, and escapes of unreserved characters (ALPHA,
 //!    DIGIT, `-._~`) are decoded (`/%7e%41` is `/~A`);
 //! 3. a path with a byte Go would not leave raw (`{`, `"`, `|`, a byte above 0x7f, …) is decoded
@@ -24,6 +26,9 @@ use std::borrow::Cow;
 pub(crate) enum PathRefusal {
     /// A raw `#` in the path (Traefik's `denyFragment`): 400 with an empty body.
     Fragment,
+    /// The treated path is not one a request can carry (cannot happen: the output is ASCII);
+    /// refused rather than routed untreated.
+    Unrepresentable,
 }
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
@@ -134,11 +139,12 @@ fn treated(path: &str, sanitize: bool) -> Result<Cow<'_, str>, PathRefusal> {
     };
     let out = if sanitize { clean(&escaped) } else { escaped };
     // Every byte is ASCII: escapes and the raw bytes Go accepts.
-    Ok(match String::from_utf8(out) {
-        Ok(s) if s == path => Cow::Borrowed(path),
-        Ok(s) => Cow::Owned(s),
-        Err(_) => Cow::Borrowed(path),
-    })
+    match String::from_utf8(out) {
+        Ok(s) if s == path => Ok(Cow::Borrowed(path)),
+        Ok(s) => Ok(Cow::Owned(s)),
+        // Cannot happen (every byte is ASCII); refused rather than routed untreated.
+        Err(_) => Err(PathRefusal::Unrepresentable),
+    }
 }
 
 /// Step 2: upper-case hex, unreserved characters decoded.
