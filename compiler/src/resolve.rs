@@ -151,18 +151,8 @@ fn circuit_breaker(x: &dy::CircuitBreaker) -> Option<plan::CircuitBreaker> {
 /// or unset when `default_allow` is false (the middleware; an entry point's options default to
 /// true once its section is written).
 fn encoded_characters(allow: [Option<bool>; 7], default_allow: bool) -> plan::EncodedCharacters {
-    use plan::EncodedCharacter as C;
-    let chars = [
-        C::Slash,
-        C::BackSlash,
-        C::NullCharacter,
-        C::Semicolon,
-        C::Percent,
-        C::QuestionMark,
-        C::Hash,
-    ];
     plan::EncodedCharacters {
-        denied: chars
+        denied: plan::EncodedCharacter::ALL
             .into_iter()
             .zip(allow)
             .filter(|(_, a)| !a.unwrap_or(default_allow))

@@ -677,7 +677,7 @@ fn is_reserved(b: u8) -> bool {
     )
 }
 
-fn hex_value(b: u8) -> Option<u8> {
+pub(crate) fn hex_value(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
         b'a'..=b'f' => Some(b - b'a' + 10),
@@ -687,7 +687,7 @@ fn hex_value(b: u8) -> Option<u8> {
 }
 
 /// The escape at the start of `s` (`%XY`), decoded.
-fn escape_at(s: &[u8]) -> Option<u8> {
+pub(crate) fn escape_at(s: &[u8]) -> Option<u8> {
     match s {
         [b'%', hi, lo, ..] => Some(hex_value(*hi)? << 4 | hex_value(*lo)?),
         _ => None,

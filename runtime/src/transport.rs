@@ -713,18 +713,14 @@ impl rustls::client::danger::ServerCertVerifier for PeerCertUri {
         }
     }
 
+    // Handshake signatures as every verifier here checks them.
     fn verify_tls12_signature(
         &self,
         message: &[u8],
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        AnyCertificate(self.provider.clone()).verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -733,18 +729,11 @@ impl rustls::client::danger::ServerCertVerifier for PeerCertUri {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        AnyCertificate(self.provider.clone()).verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        AnyCertificate(self.provider.clone()).supported_verify_schemes()
     }
 }
 

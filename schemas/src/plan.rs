@@ -700,6 +700,17 @@ pub enum EncodedCharacter {
 }
 
 impl EncodedCharacter {
+    /// Every one, in the order of Traefik's `allowEncoded…` options.
+    pub const ALL: [Self; 7] = [
+        Self::Slash,
+        Self::BackSlash,
+        Self::NullCharacter,
+        Self::Semicolon,
+        Self::Percent,
+        Self::QuestionMark,
+        Self::Hash,
+    ];
+
     /// The escape with upper-case hex digits, e.g. `%2F`.
     pub const fn escape(self) -> &'static str {
         match self {

@@ -119,11 +119,7 @@ fn unescape(s: &str) -> Option<Vec<u8>> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            // Two hex digits exactly (`from_str_radix` alone would take a sign).
-            let hex = s
-                .get(i + 1..i + 3)
-                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            out.push(crate::routing::escape_at(&b[i..])?);
             i += 3;
         } else {
             out.push(b[i]);

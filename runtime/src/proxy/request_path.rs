@@ -21,6 +21,8 @@
 
 use std::borrow::Cow;
 
+use crate::routing::escape_at;
+
 /// Why a path was refused before routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PathRefusal {
@@ -32,15 +34,6 @@ pub(crate) enum PathRefusal {
 }
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
-
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
 
 const fn unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
@@ -153,17 +146,11 @@ fn normalize(path: &[u8]) -> Vec<u8> {
     let mut i = 0;
     while i < path.len() {
         let b = path[i];
-        if b == b'%'
-            && let (Some(hi), Some(lo)) = (
-                path.get(i + 1).copied().and_then(hex_value),
-                path.get(i + 2).copied().and_then(hex_value),
-            )
-        {
-            let c = hi << 4 | lo;
+        if let Some(c) = escape_at(&path[i..]) {
             if unreserved(c) {
                 out.push(c);
             } else {
-                out.extend([b'%', HEX[usize::from(hi)], HEX[usize::from(lo)]]);
+                out.extend([b'%', HEX[usize::from(c >> 4)], HEX[usize::from(c & 0xf)]]);
             }
             i += 3;
         } else {
@@ -179,17 +166,13 @@ fn decode(path: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(path.len());
     let mut i = 0;
     while i < path.len() {
-        match (
-            path[i],
-            path.get(i + 1).copied().and_then(hex_value),
-            path.get(i + 2).copied().and_then(hex_value),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push(hi << 4 | lo);
+        match escape_at(&path[i..]) {
+            Some(b) => {
+                out.push(b);
                 i += 3;
             }
-            (b, _, _) => {
-                out.push(b);
+            None => {
+                out.push(path[i]);
                 i += 1;
             }
         }
