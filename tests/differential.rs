@@ -14,6 +14,8 @@ use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 
 #[path = "differential/balancing.rs"]
 mod balancing;
+#[path = "differential/buffering.rs"]
+mod buffering;
 #[path = "differential/circuit_breaker.rs"]
 mod circuit_breaker;
 #[path = "differential/client_cert.rs"]

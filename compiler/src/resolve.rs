@@ -147,6 +147,37 @@ fn circuit_breaker(x: &dy::CircuitBreaker) -> Option<plan::CircuitBreaker> {
     })
 }
 
+/// `buffering` as oxy and multibuf set it up: a limit of 0 is none, a memory size of 0 is
+/// 1 MiB and one over its limit is the limit; `None` when a size is negative or the expression
+/// does not parse (both reported by `check`).
+fn buffering(x: &dy::Buffering) -> Option<plan::Buffering> {
+    const MIB: u64 = 1 << 20;
+    let size = |v: Option<i64>| u64::try_from(v.unwrap_or(0)).ok();
+    let limit = |v: Option<i64>| size(v).map(|n| (n > 0).then_some(n));
+    let mem = |v: Option<i64>, max: Option<u64>| {
+        size(v).map(|n| {
+            let n = if n == 0 { MIB } else { n };
+            max.map_or(n, |m| n.min(m))
+        })
+    };
+    let max_request_body_bytes = limit(x.max_request_body_bytes)?;
+    let max_response_body_bytes = limit(x.max_response_body_bytes)?;
+    let retry_expression = x.retry_expression.clone().unwrap_or_default();
+    let retry = if retry_expression.is_empty() {
+        None
+    } else {
+        Some(crate::breaker_expr::parse_retry(&retry_expression).ok()?)
+    };
+    Some(plan::Buffering {
+        max_request_body_bytes,
+        mem_request_body_bytes: mem(x.mem_request_body_bytes, max_request_body_bytes)?,
+        max_response_body_bytes,
+        mem_response_body_bytes: mem(x.mem_response_body_bytes, max_response_body_bytes)?,
+        retry_expression,
+        retry,
+    })
+}
+
 /// The characters an `encodedCharacters` section denies: those whose `allow…` option is false,
 /// or unset when `default_allow` is false (the middleware; an entry point's options default to
 /// true once its section is written).
@@ -1106,6 +1137,9 @@ impl Resolver<'_> {
         }
         if let Some(x) = &m.circuit_breaker {
             return circuit_breaker(x).map(K::CircuitBreaker);
+        }
+        if let Some(x) = &m.buffering {
+            return buffering(x).map(K::Buffering);
         }
         if let Some(x) = &m.in_flight_req {
             return Some(K::InFlightReq(plan::InFlightReq {

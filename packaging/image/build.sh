@@ -18,8 +18,8 @@
 #   CARGO_TARGET_DIR    where the static build goes (default: target/ of the checkout)
 #
 # Reproducible: the same binary and plan give the same image digest (file times and the creation
-# date are set to the epoch, the layer holds only the two files and the empty state directory
-# /var/lib/bridge, a volume for ACME storage). The digest is printed last.
+# date are set to the epoch, the layer holds only the two files, the empty state directory
+# /var/lib/bridge, a volume for ACME storage, and an empty /tmp). The digest is printed last.
 # Needs buildah (Debian package buildah). The static binary needs the musl target
 # (`rustup target add x86_64-unknown-linux-musl`, Debian package musl-tools); without it, a
 # static glibc build (`-C target-feature=+crt-static`) is used instead.
@@ -73,13 +73,14 @@ cp "$bin" "$ctx/bridge-runtime"
 cp "$plan" "$ctx/plan.json"
 cp "$root/packaging/image/Containerfile" "$ctx/Containerfile"
 mkdir "$ctx/state"   # /var/lib/bridge, the ACME storage directory
+mkdir "$ctx/tmp"     # /tmp, where buffering keeps bodies past its memory size
 if [[ "$format" == docker ]]; then
   # Only the docker image format has a health check field.
   printf '%s\n' 'HEALTHCHECK --interval=10s --timeout=4s --start-period=5s --retries=3 CMD ["/bridge-runtime", "healthcheck"]' \
     >> "$ctx/Containerfile"
 fi
 # File times go into the layer; pin them so the digest depends only on content.
-touch -h -d @0 "$ctx/bridge-runtime" "$ctx/plan.json" "$ctx/state"
+touch -h -d @0 "$ctx/bridge-runtime" "$ctx/plan.json" "$ctx/state" "$ctx/tmp"
 
 buildah build --quiet --format "$format" --timestamp 0 --layers=false --pull=never \
   --build-arg "PLAN_HASH=$hash" --build-arg "VERSION=$version" \

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 17;
+pub const PLAN_VERSION: u32 = 18;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -592,6 +592,70 @@ pub enum MiddlewareKind {
     PassTlsClientCert(PassTlsClientCert),
     /// HTTP Digest authentication (MD5, `qop=auth`).
     DigestAuth(DigestAuth),
+    /// Reads the whole request body before the rest of the chain, holds the whole answer before
+    /// the client gets it, and replays the request while a condition holds.
+    Buffering(Buffering),
+}
+
+/// `buffering` (Traefik's vulcand/oxy buffer): limits of 0 are the `None`s, the memory sizes are
+/// the effective ones (Traefik's 0 is 1 MiB; more than the limit is the limit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Buffering {
+    /// Largest request body, in bytes; a larger one is answered 413 (`None`: no limit).
+    pub max_request_body_bytes: Option<u64>,
+    /// Request body bytes held in memory; the rest waits in an unlinked temporary file.
+    pub mem_request_body_bytes: u64,
+    /// Largest response body, in bytes; a larger one is answered 500 (`None`: no limit).
+    pub max_response_body_bytes: Option<u64>,
+    /// Response body bytes held in memory; the rest waits in an unlinked temporary file.
+    pub mem_response_body_bytes: u64,
+    /// `retryExpression` as written (logs and `explain`; empty: none).
+    pub retry_expression: String,
+    /// What it means, parsed by the compiler (`None`: the request is never replayed).
+    pub retry: Option<RetryCondition>,
+}
+
+/// When `buffering` replays a request, asked after each attempt: comparisons of the attempt's
+/// facts with literals, joined by `and`/`or` (Traefik's `&&`/`||`, left to right, short-circuit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RetryCondition {
+    /// Either holds (`||`).
+    Or(Box<RetryCondition>, Box<RetryCondition>),
+    /// Both hold (`&&`).
+    And(Box<RetryCondition>, Box<RetryCondition>),
+    /// `IsNetworkError()`: the attempt's status is 502 or 504, whoever sent it.
+    NetworkError,
+    /// `Attempts()` or `ResponseCode()` compared with a whole number.
+    Count {
+        /// Which number.
+        counter: RetryCounter,
+        /// How it is compared.
+        op: Comparison,
+        /// The number it is compared with.
+        value: i64,
+    },
+    /// `RequestMethod() == "…"` (`equal`) or `!= "…"`.
+    Method {
+        /// `==` rather than `!=`.
+        equal: bool,
+        /// The method, compared byte for byte.
+        method: String,
+    },
+}
+
+/// The numbers a retry condition reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RetryCounter {
+    /// `Attempts()`: the attempt that just ended, the first being 1.
+    Attempts,
+    /// `ResponseCode()`: its status (502 when no server answered, 504 on a timeout).
+    ResponseCode,
 }
 
 /// `digestAuth`.

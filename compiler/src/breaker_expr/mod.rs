@@ -1,5 +1,9 @@
-//! Parser for the expression language of Traefik's `circuitBreaker` middleware, at `check`
-//! time: its result is the plan's [`bridge_plan::BreakerCondition`], so the runtime never parses.
+//! Parser for the expression languages of Traefik's `circuitBreaker` middleware and of
+//! `buffering`'s `retryExpression`, at `check` time: its results are the plan's
+//! [`bridge_plan::BreakerCondition`] and [`bridge_plan::RetryCondition`], so the runtime never
+//! parses. Both are vulcand/predicate over Go's parser; they differ only in the functions oxy
+//! registers and in its comparison functions' checks and texts (`cbreaker/predicates.go` against
+//! `buffer/threshold.go`), which is the `Dialect` the walker is given.
 //!
 //! Traefik v3.7.15 hands the expression to vulcand/oxy v2.1.0 (`cbreaker/predicates.go`),
 //! which uses vulcand/predicate v1.3.0: the text is parsed by Go's `go/parser.ParseExpr`
@@ -45,7 +49,10 @@
 
 use std::fmt;
 
-use bridge_plan::{BreakerCondition as Condition, BreakerRatio as Ratio, Comparison, Float};
+use bridge_plan::{
+    BreakerCondition as Condition, BreakerRatio as Ratio, Comparison, Float, RetryCondition,
+    RetryCounter,
+};
 
 mod number;
 mod parser;
@@ -90,13 +97,46 @@ pub const MAX_NESTING: u32 = 400;
 /// Parses a circuit-breaker expression the way Traefik 3.7.15 does.
 pub fn parse(input: &str) -> Result<Condition, ExprError> {
     let ast = parse_go_expr(input)?;
-    let value = walk(&ast, &StackGuard::new())?;
+    let value = walk(&ast, &StackGuard::new(), Dialect::Breaker)?;
     match value {
         Value::Pred(c) => Ok(c),
         other => Err(walk_error(
             format!("expected predicate, got {}", other.go_type()),
             ast.pos,
         )),
+    }
+}
+
+/// Parses a `buffering` `retryExpression` the way Traefik 3.7.15 does (the caller leaves an
+/// empty one out: Traefik parses only a non-empty text).
+pub fn parse_retry(input: &str) -> Result<RetryCondition, ExprError> {
+    let ast = parse_go_expr(input)?;
+    let value = walk(&ast, &StackGuard::new(), Dialect::Buffer)?;
+    match value {
+        Value::Retry(c) => Ok(c),
+        other => Err(walk_error(
+            format!("expected predicate, got {}", other.go_type()),
+            ast.pos,
+        )),
+    }
+}
+
+/// Whose functions and comparison rules the walk follows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// oxy's `cbreaker`: ratios and latency, the `circuitBreaker` middleware.
+    Breaker,
+    /// oxy's `buffer`: attempts, status and method, `buffering`'s `retryExpression`.
+    Buffer,
+}
+
+impl Dialect {
+    /// Go's `%T` of the dialect's predicate type.
+    fn predicate_type(self) -> &'static str {
+        match self {
+            Dialect::Breaker => "cbreaker.hpredicate",
+            Dialect::Buffer => "buffer.hpredicate",
+        }
     }
 }
 
@@ -107,10 +147,15 @@ pub fn parse(input: &str) -> Result<Condition, ExprError> {
 enum Value {
     Float(f64),
     Int(i64),
-    Str,
+    Str(String),
     FloatMapper(Ratio),
     IntMapper(f64),
     Pred(Condition),
+    /// buffer's `toInt`.
+    Counter(RetryCounter),
+    /// buffer's `toString` (`RequestMethod()`).
+    Method,
+    Retry(RetryCondition),
 }
 
 impl Value {
@@ -119,10 +164,13 @@ impl Value {
         match self {
             Value::Float(_) => "float64",
             Value::Int(_) => "int",
-            Value::Str => "string",
+            Value::Str(_) => "string",
             Value::FloatMapper(_) => "cbreaker.toFloat64",
             Value::IntMapper(_) => "cbreaker.toInt",
             Value::Pred(_) => "cbreaker.hpredicate",
+            Value::Counter(_) => "buffer.toInt",
+            Value::Method => "buffer.toString",
+            Value::Retry(_) => "buffer.hpredicate",
         }
     }
 }
@@ -135,20 +183,20 @@ fn walk_error(message: String, offset: usize) -> ExprError {
 }
 
 /// predicate's `parse`: operators, parentheses, then `evaluateExpr` for the rest.
-fn walk(n: &Node, stack: &StackGuard) -> Result<Value, ExprError> {
+fn walk(n: &Node, stack: &StackGuard, d: Dialect) -> Result<Value, ExprError> {
     if stack.exhausted() {
         return Err(walk_error("exceeded max nesting depth".to_owned(), n.pos));
     }
     match &n.kind {
         Kind::Binary { op, op_pos, x, y } => {
-            let vx = walk(x, stack)?;
-            let vy = walk(y, stack)?;
-            join(*op, *op_pos, (vx, x.pos), (vy, y.pos))
+            let vx = walk(x, stack, d)?;
+            let vy = walk(y, stack, d)?;
+            join(d, *op, *op_pos, (vx, x.pos), (vy, y.pos))
         }
-        Kind::Paren(inner) => walk(inner, stack),
+        Kind::Paren(inner) => walk(inner, stack, d),
         // predicate looks up the operator before the operand; oxy defines no NOT.
         Kind::Unary(op) => Err(unsupported_op(*op, n.pos)),
-        _ => evaluate(n),
+        _ => evaluate(n, d),
     }
 }
 
@@ -160,6 +208,7 @@ fn unsupported_op(op: Tok, pos: usize) -> ExprError {
 
 /// predicate's `joinPredicates`: the operator's Go function called via reflection.
 fn join(
+    d: Dialect,
     op: Tok,
     op_pos: usize,
     (x, xpos): (Value, usize),
@@ -168,23 +217,36 @@ fn join(
     let cmp = match op {
         Tok::Land | Tok::Lor => {
             // and/or are variadic `func(...hpredicate)`: reflect checks each argument.
-            let as_pred = |v: Value, pos: usize| match v {
-                Value::Pred(c) => Ok(Box::new(c)),
-                other => Err(walk_error(
+            let not_pred = |v: &Value, pos: usize| {
+                walk_error(
                     format!(
-                        "reflect: cannot use {} as type cbreaker.hpredicate in Call",
-                        other.go_type()
+                        "reflect: cannot use {} as type {} in Call",
+                        v.go_type(),
+                        d.predicate_type()
                     ),
                     pos,
-                )),
+                )
             };
-            let a = as_pred(x, xpos)?;
-            let b = as_pred(y, ypos)?;
-            return Ok(Value::Pred(if op == Tok::Land {
-                Condition::And(a, b)
-            } else {
-                Condition::Or(a, b)
-            }));
+            return Ok(match (x, y) {
+                (Value::Pred(a), Value::Pred(b)) if d == Dialect::Breaker => {
+                    let (a, b) = (Box::new(a), Box::new(b));
+                    Value::Pred(if op == Tok::Land {
+                        Condition::And(a, b)
+                    } else {
+                        Condition::Or(a, b)
+                    })
+                }
+                (Value::Retry(a), Value::Retry(b)) if d == Dialect::Buffer => {
+                    let (a, b) = (Box::new(a), Box::new(b));
+                    Value::Retry(if op == Tok::Land {
+                        RetryCondition::And(a, b)
+                    } else {
+                        RetryCondition::Or(a, b)
+                    })
+                }
+                (Value::Pred(_) | Value::Retry(_), other) => return Err(not_pred(&other, ypos)),
+                (other, _) => return Err(not_pred(&other, xpos)),
+            });
         }
         Tok::Eql => Comparison::Eq,
         Tok::Neq => Comparison::Ne,
@@ -199,6 +261,9 @@ fn join(
             ));
         }
     };
+    if d == Dialect::Buffer {
+        return compare_buffer(cmp, (x, xpos), (y, ypos)).map(Value::Retry);
+    }
     // le/ge call lt/gt first (then eq, which cannot fail once lt/gt succeeded); ne calls eq.
     let name = match cmp {
         Comparison::Lt | Comparison::Le => "lt",
@@ -261,11 +326,49 @@ fn join(
     Ok(Value::Pred(c))
 }
 
+/// oxy buffer's comparison functions: `eq` takes a `toString` with a string or a `toInt` with
+/// an int, `lt`/`gt` only a `toInt` with an int; `le`/`ge` call `lt`/`gt` first, then `eq`
+/// (which cannot fail once they succeeded), `neq` calls `eq`. Its texts carry no `eq:` prefix.
+fn compare_buffer(
+    cmp: Comparison,
+    (x, xpos): (Value, usize),
+    (y, ypos): (Value, usize),
+) -> Result<RetryCondition, ExprError> {
+    let ordering = !matches!(cmp, Comparison::Eq | Comparison::Ne);
+    match x {
+        Value::Method if !ordering => match y {
+            Value::Str(method) => Ok(RetryCondition::Method {
+                equal: cmp == Comparison::Eq,
+                method,
+            }),
+            other => Err(walk_error(
+                format!("expected string, got {}", other.go_type()),
+                ypos,
+            )),
+        },
+        Value::Counter(counter) => match y {
+            Value::Int(value) => Ok(RetryCondition::Count {
+                counter,
+                op: cmp,
+                value,
+            }),
+            other => Err(walk_error(
+                format!("expected int, got {}", other.go_type()),
+                ypos,
+            )),
+        },
+        other => Err(walk_error(
+            format!("unsupported argument: {}", other.go_type()),
+            xpos,
+        )),
+    }
+}
+
 /// predicate's `evaluateExpr`: literals, identifiers, selectors, index and calls.
-fn evaluate(n: &Node) -> Result<Value, ExprError> {
+fn evaluate(n: &Node, d: Dialect) -> Result<Value, ExprError> {
     match &n.kind {
         Kind::Lit(kind, lit) => literal(*kind, lit, n.pos),
-        Kind::Call(fun, args) => call(n.pos, fun, args),
+        Kind::Call(fun, args) => call(d, n.pos, fun, args),
         _ => Err(not_a_value(n)),
     }
 }
@@ -314,9 +417,8 @@ fn literal(kind: Tok, lit: &str, pos: usize) -> Result<Value, ExprError> {
             .map(Value::Float)
             .map_err(|e| failed("ParseFloat", e)),
         Tok::Int => go_atoi(lit).map(Value::Int).map_err(|e| failed("Atoi", e)),
-        // strconv.Unquote cannot fail on a literal the scanner accepted; the value
-        // itself never matters (every use of a string is a type error).
-        Tok::Str => Ok(Value::Str),
+        // strconv.Unquote cannot fail on a literal the scanner accepted.
+        Tok::Str => Ok(Value::Str(go_unquote(lit))),
         other => Err(walk_error(
             format!("unsupported function argument type: '{}'", other.as_str()),
             pos,
@@ -324,37 +426,101 @@ fn literal(kind: Tok, lit: &str, pos: usize) -> Result<Value, ExprError> {
     }
 }
 
-/// The three functions oxy registers.
+/// Go's `strconv.Unquote` of a string literal the scanner accepted: a raw string loses its
+/// carriage returns, an interpreted one has its escapes replaced (bytes that are not UTF-8,
+/// which no method holds, become U+FFFD).
+fn go_unquote(lit: &str) -> String {
+    if let Some(raw) = lit.strip_prefix('`') {
+        return raw.strip_suffix('`').unwrap_or(raw).replace('\r', "");
+    }
+    let inner = lit.strip_prefix('"').unwrap_or(lit);
+    let inner = inner.strip_suffix('"').unwrap_or(inner);
+    let mut out: Vec<u8> = Vec::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    let hex = |chars: &mut std::str::Chars<'_>, n: usize| -> u32 {
+        chars
+            .by_ref()
+            .take(n)
+            .fold(0, |v, c| v * 16 + c.to_digit(16).unwrap_or(0))
+    };
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            continue;
+        }
+        let Some(e) = chars.next() else { break };
+        let byte = match e {
+            'a' => 0x07,
+            'b' => 0x08,
+            'f' => 0x0c,
+            'n' => b'\n',
+            'r' => b'\r',
+            't' => b'\t',
+            'v' => 0x0b,
+            'x' => u8::try_from(hex(&mut chars, 2)).unwrap_or(0),
+            '0'..='7' => {
+                let rest = hex_free_octal(&mut chars);
+                u8::try_from((e as u32 - '0' as u32) * 64 + rest).unwrap_or(0)
+            }
+            'u' | 'U' => {
+                let cp = hex(&mut chars, if e == 'u' { 4 } else { 8 });
+                let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                continue;
+            }
+            // `\\` and `\"`; the scanner let no other escape through.
+            other => u8::try_from(other).unwrap_or(b'?'),
+        };
+        out.push(byte);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The two octal digits after the first of a `\ooo` escape, as a number.
+fn hex_free_octal(chars: &mut std::str::Chars<'_>) -> u32 {
+    chars
+        .by_ref()
+        .take(2)
+        .fold(0, |v, c| v * 8 + c.to_digit(8).unwrap_or(0))
+}
+
+/// The functions oxy registers: three for the breaker, four for buffering.
 #[derive(Clone, Copy)]
 enum Func {
     NetworkErrorRatio,
     ResponseCodeRatio,
     LatencyAtQuantileMS,
+    RequestMethod,
+    IsNetworkError,
+    Attempts,
+    ResponseCode,
 }
 
 impl Func {
     /// Go parameter types.
     fn params(self) -> &'static [&'static str] {
         match self {
-            Func::NetworkErrorRatio => &[],
             Func::ResponseCodeRatio => &["int", "int", "int", "int"],
             Func::LatencyAtQuantileMS => &["float64"],
+            _ => &[],
         }
     }
 }
 
 /// predicate's CallExpr case: name lookup, arguments, then `reflect.Value.Call` checks.
-fn call(pos: usize, fun: &Node, args: &[Node]) -> Result<Value, ExprError> {
-    let func = resolve_function(fun)?;
+fn call(d: Dialect, pos: usize, fun: &Node, args: &[Node]) -> Result<Value, ExprError> {
+    let func = resolve_function(d, fun)?;
     let mut values = Vec::with_capacity(args.len());
     for a in args {
-        values.push(evaluate(a)?);
+        values.push(evaluate(a, d)?);
     }
-    apply(func, pos, args, &values)
+    apply(func, pos, args, values)
 }
 
 /// predicate's `getIdentifier` + `getFunction`.
-fn resolve_function(fun: &Node) -> Result<Func, ExprError> {
+fn resolve_function(d: Dialect, fun: &Node) -> Result<Func, ExprError> {
     let name = match &fun.kind {
         Kind::Selector(x, sel) => match &x.kind {
             Kind::Ident(pkg) => format!("{pkg}.{sel}"),
@@ -373,16 +539,20 @@ fn resolve_function(fun: &Node) -> Result<Func, ExprError> {
             ));
         }
     };
-    match name.as_str() {
-        "NetworkErrorRatio" => Ok(Func::NetworkErrorRatio),
-        "ResponseCodeRatio" => Ok(Func::ResponseCodeRatio),
-        "LatencyAtQuantileMS" => Ok(Func::LatencyAtQuantileMS),
+    match (d, name.as_str()) {
+        (Dialect::Breaker, "NetworkErrorRatio") => Ok(Func::NetworkErrorRatio),
+        (Dialect::Breaker, "ResponseCodeRatio") => Ok(Func::ResponseCodeRatio),
+        (Dialect::Breaker, "LatencyAtQuantileMS") => Ok(Func::LatencyAtQuantileMS),
+        (Dialect::Buffer, "RequestMethod") => Ok(Func::RequestMethod),
+        (Dialect::Buffer, "IsNetworkError") => Ok(Func::IsNetworkError),
+        (Dialect::Buffer, "Attempts") => Ok(Func::Attempts),
+        (Dialect::Buffer, "ResponseCode") => Ok(Func::ResponseCode),
         _ => Err(walk_error(format!("unsupported function: {name}"), fun.pos)),
     }
 }
 
 /// `reflect.Value.Call`'s checks (count, then each type), then the call itself.
-fn apply(func: Func, pos: usize, args: &[Node], values: &[Value]) -> Result<Value, ExprError> {
+fn apply(func: Func, pos: usize, args: &[Node], values: Vec<Value>) -> Result<Value, ExprError> {
     let params = func.params();
     if values.len() < params.len() {
         return Err(walk_error(
@@ -397,7 +567,7 @@ fn apply(func: Func, pos: usize, args: &[Node], values: &[Value]) -> Result<Valu
             extra,
         ));
     }
-    for ((v, want), arg) in values.iter().zip(params).zip(args) {
+    for ((v, want), arg) in values.iter().zip(params.iter()).zip(args) {
         if v.go_type() != *want {
             return Err(walk_error(
                 format!("reflect: Call using {} as type {want}", v.go_type()),
@@ -405,7 +575,11 @@ fn apply(func: Func, pos: usize, args: &[Node], values: &[Value]) -> Result<Valu
             ));
         }
     }
-    Ok(match (func, values) {
+    Ok(match (func, values.as_slice()) {
+        (Func::RequestMethod, _) => Value::Method,
+        (Func::IsNetworkError, _) => Value::Retry(RetryCondition::NetworkError),
+        (Func::Attempts, _) => Value::Counter(RetryCounter::Attempts),
+        (Func::ResponseCode, _) => Value::Counter(RetryCounter::ResponseCode),
         (Func::LatencyAtQuantileMS, [Value::Float(q)]) => Value::IntMapper(*q),
         (
             Func::ResponseCodeRatio,

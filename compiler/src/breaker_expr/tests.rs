@@ -1359,3 +1359,133 @@ fn divergences() -> Vec<(String, &'static str, &'static str, &'static str)> {
         ),
     ]
 }
+
+// ---------------------------------------------------------------------------
+// buffering's retryExpression
+
+/// Traefik 3.7.15's verdicts on `buffering` retry expressions
+/// (`docs/traefik-behaviour/buffer_retry_oracle.py`): `json-string<TAB>ok-or-error`.
+const RETRY_CORPUS: &str = include_str!("../../../docs/traefik-behaviour/buffer_retry_corpus.tsv");
+
+fn retry_corpus() -> Vec<(String, String)> {
+    RETRY_CORPUS
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (input, verdict) = l.split_once('\t').unwrap();
+            (serde_json::from_str(input).unwrap(), verdict.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn retry_corpus_matches_traefik() {
+    let rows = retry_corpus();
+    assert!(rows.len() >= 300);
+    let mut failures = Vec::new();
+    for (input, want) in &rows {
+        // Traefik parses only a non-empty expression; an empty one means no retries.
+        if input.is_empty() {
+            assert_eq!(want, "ok");
+            continue;
+        }
+        let got = match parse_retry(input) {
+            Ok(_) => "ok".to_owned(),
+            Err(e) => e.message,
+        };
+        if got != *want {
+            failures.push(format!(
+                "{}\n  traefik: {want}\n  ours:    {got}",
+                short(input)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn retry_conditions_mean_what_traefik_does() {
+    use bridge_plan::{RetryCondition as R, RetryCounter as C};
+    let count = |counter, op, value| R::Count { counter, op, value };
+    let both = |a, b| R::And(Box::new(a), Box::new(b));
+    let either = |a, b| R::Or(Box::new(a), Box::new(b));
+    let cases = [
+        (
+            "IsNetworkError() && Attempts() <= 2",
+            both(R::NetworkError, count(C::Attempts, Le, 2)),
+        ),
+        (
+            r#"RequestMethod() == "P\x4fST" && ResponseCode() >= 500"#,
+            both(
+                R::Method {
+                    equal: true,
+                    method: "POST".into(),
+                },
+                count(C::ResponseCode, Ge, 500),
+            ),
+        ),
+        // A raw string keeps its backslash: it never matches POST.
+        (
+            r"RequestMethod() != `P\x4fST`",
+            R::Method {
+                equal: false,
+                method: r"P\x4fST".into(),
+            },
+        ),
+        (
+            r#"RequestMethod() == "\u0050OST" || RequestMethod() == "\120UT""#,
+            either(
+                R::Method {
+                    equal: true,
+                    method: "POST".into(),
+                },
+                R::Method {
+                    equal: true,
+                    method: "PUT".into(),
+                },
+            ),
+        ),
+        // Leading zeros are decimal to Go's strconv.Atoi.
+        ("ResponseCode() == 0502", count(C::ResponseCode, Eq, 502)),
+        (
+            "(ResponseCode() == 502 || ResponseCode() != 504) && Attempts() < 4",
+            both(
+                either(
+                    count(C::ResponseCode, Eq, 502),
+                    count(C::ResponseCode, Ne, 504),
+                ),
+                count(C::Attempts, Lt, 4),
+            ),
+        ),
+        ("Attempts() > 1", count(C::Attempts, Gt, 1)),
+    ];
+    for (input, want) in cases {
+        assert_eq!(parse_retry(input), Ok(want), "{input}");
+    }
+}
+
+#[test]
+fn retry_errors_point_at_the_offending_part() {
+    let cases: [(&str, &str, usize); 4] = [
+        ("ResponseCode() == \"502\"", "expected int, got string", 18),
+        ("502 == ResponseCode()", "unsupported argument: int", 0),
+        (
+            "IsNetworkError() && Attempts()",
+            "reflect: cannot use buffer.toInt as type buffer.hpredicate in Call",
+            20,
+        ),
+        (
+            "Attempts(1) <= 2",
+            "reflect: Call with too many input arguments",
+            9,
+        ),
+    ];
+    for (input, message, offset) in cases {
+        let e = parse_retry(input).unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.offset),
+            (message, Some(offset)),
+            "{input}"
+        );
+    }
+}

@@ -439,6 +439,38 @@ fn compress(c: &bridge_plan::Compress) -> String {
     out
 }
 
+/// `buffering` in one line: the limits (memory sizes only when not the 1 MiB default) and the
+/// retry expression as written.
+fn buffering(b: &bridge_plan::Buffering) -> String {
+    let side = |name: &str, max: Option<u64>, mem: u64| {
+        let mut s = match max {
+            Some(m) => format!("{name} up to {m} bytes"),
+            None => format!("{name} unlimited"),
+        };
+        if mem != 1 << 20 {
+            s.push_str(&format!(" ({mem} in memory)"));
+        }
+        s
+    };
+    let mut out = format!(
+        "{}, {}",
+        side(
+            "requests",
+            b.max_request_body_bytes,
+            b.mem_request_body_bytes
+        ),
+        side(
+            "answers",
+            b.max_response_body_bytes,
+            b.mem_response_body_bytes
+        )
+    );
+    if !b.retry_expression.is_empty() {
+        out.push_str(&format!(", replayed while {}", b.retry_expression));
+    }
+    out
+}
+
 fn middleware(mw: &Middleware) -> (&'static str, String) {
     match &mw.kind {
         MiddlewareKind::StripPrefix(m) => ("strip_prefix", list("prefixes", &m.prefixes)),
@@ -478,6 +510,7 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
                 }
             ),
         ),
+        MiddlewareKind::Buffering(b) => ("buffering", buffering(b)),
         MiddlewareKind::CircuitBreaker(c) => (
             "circuit_breaker",
             format!(

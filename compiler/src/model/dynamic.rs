@@ -503,7 +503,6 @@ pub struct Middleware {
     pub basic_auth: Option<BasicAuth>,
     /// Buffers request and response bodies, with size limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub buffering: Option<Buffering>,
     /// Applies a list of other middlewares in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -631,6 +630,14 @@ pub struct Buffering {
     /// Expression deciding whether to replay the buffered request, e.g. `IsNetworkError() && Attempts() < 2`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_expression: Option<String>,
+    /// Not read by Traefik's file provider (its field is `file:"-"`): the request body is buffered anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
+    pub disable_request_buffer: Option<bool>,
+    /// Not read by Traefik's file provider (its field is `file:"-"`): the response is buffered anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
+    pub disable_response_buffer: Option<bool>,
 }
 
 /// `chain` middleware.

@@ -48,6 +48,9 @@ impl<'a> Ctx<'a> {
             if let Some(f) = &m.forward_auth {
                 self.check_forward_auth(name, fi, &format!("{base}/forwardAuth"), f);
             }
+            if let Some(b) = &m.buffering {
+                self.check_buffering(name, fi, &format!("{base}/buffering"), b);
+            }
             if let Some(c) = &m.circuit_breaker {
                 self.check_circuit_breaker(name, fi, &format!("{base}/circuitBreaker"), c);
             }

@@ -20,6 +20,7 @@ use crate::source::{SourceMap, Span};
 
 mod acme;
 mod bridge;
+mod buffering;
 mod circuit_breaker;
 mod compress;
 mod forward_auth;

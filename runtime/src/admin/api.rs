@@ -945,6 +945,21 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 }),
             )
         }
+        // The plan holds the effective memory sizes; Traefik shows what was written, and 1 MiB
+        // is what an unwritten one means.
+        MiddlewareKind::Buffering(b) => (
+            "buffering",
+            "buffering",
+            json!({
+                "maxRequestBodyBytes": b.max_request_body_bytes,
+                "memRequestBodyBytes": (b.mem_request_body_bytes != 1 << 20)
+                    .then_some(b.mem_request_body_bytes),
+                "maxResponseBodyBytes": b.max_response_body_bytes,
+                "memResponseBodyBytes": (b.mem_response_body_bytes != 1 << 20)
+                    .then_some(b.mem_response_body_bytes),
+                "retryExpression": b.retry_expression,
+            }),
+        ),
         MiddlewareKind::Retry(r) => (
             "retry",
             "retry",

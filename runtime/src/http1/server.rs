@@ -17,7 +17,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -45,6 +45,8 @@ pub enum RequestBody {
     Empty,
     /// A body a middleware read whole (`forwardAuth`'s `forwardBody`), sent on once.
     Buffered(Option<Bytes>),
+    /// A body `buffering` stored partly in a temporary file, read back for one attempt.
+    Stored(crate::middleware::buffering::store::Reader),
 }
 
 impl hyper::body::Body for RequestBody {
@@ -59,6 +61,16 @@ impl hyper::body::Body for RequestBody {
             Self::Hyper(b) => Pin::new(b).poll_frame(cx),
             Self::Empty => Poll::Ready(None),
             Self::Buffered(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            // A failed read ends the body short of its declared length, which fails the
+            // attempt (the error type is hyper's, which only hyper makes).
+            Self::Stored(r) => match ready!(Pin::new(r).poll_frame(cx)) {
+                Some(Ok(frame)) => Poll::Ready(Some(Ok(frame))),
+                Some(Err(e)) => {
+                    tracing::error!("buffering: reading the stored request body: {e}");
+                    Poll::Ready(None)
+                }
+                None => Poll::Ready(None),
+            },
         }
     }
 
@@ -67,6 +79,7 @@ impl hyper::body::Body for RequestBody {
             Self::Hyper(b) => b.is_end_stream(),
             Self::Empty => true,
             Self::Buffered(b) => b.is_none(),
+            Self::Stored(r) => r.is_end_stream(),
         }
     }
 
@@ -75,6 +88,7 @@ impl hyper::body::Body for RequestBody {
             Self::Hyper(b) => b.size_hint(),
             Self::Empty => SizeHint::with_exact(0),
             Self::Buffered(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            Self::Stored(r) => r.size_hint(),
         }
     }
 }

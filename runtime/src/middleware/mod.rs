@@ -17,6 +17,7 @@ use crate::body::Body;
 use crate::proxy::forwarded_headers::Forwarded;
 
 pub(crate) mod basic_auth;
+pub(crate) mod buffering;
 pub(crate) mod circuit_breaker;
 pub(crate) mod compress;
 pub(crate) mod content_type;
@@ -127,6 +128,8 @@ pub(crate) enum Middleware {
     EncodedCharacters(encoded_characters::Denied),
     PassTlsClientCert(pass_tls_client_cert::PassClientCert),
     DigestAuth(digest_auth::DigestAuth),
+    /// `buffering`: the chain stops here ([`Ran::Buffer`]); the proxy runs the rest per attempt.
+    Buffering(buffering::Buffering),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -307,6 +310,7 @@ impl Middleware {
             K::PassTlsClientCert(c) => {
                 Self::PassTlsClientCert(pass_tls_client_cert::PassClientCert::from_plan(c))
             }
+            K::Buffering(c) => Self::Buffering(buffering::Buffering::from_plan(c)),
         })
     }
 
@@ -324,7 +328,7 @@ impl Middleware {
     /// run on a blocking thread: see [`run`]).
     fn apply_now<'a, B>(&'a self, req: &mut Request<B>, ctx: &mut RequestCtx<'a>) -> Flow {
         match self {
-            Self::BasicAuth(_) | Self::ForwardAuth(_) => Flow::Continue,
+            Self::BasicAuth(_) | Self::ForwardAuth(_) | Self::Buffering(_) => Flow::Continue,
             Self::StripPrefix(m) => m.apply(req.headers_mut(), ctx),
             Self::StripPrefixRegex(m) => m.apply(req.headers_mut(), ctx),
             Self::AddPrefix(m) => m.apply(ctx),
@@ -412,27 +416,40 @@ impl Middleware {
     }
 }
 
-/// Runs `chain` on a request: `Some` answer when a middleware answered it itself.
+/// How a chain ended.
+#[derive(Debug)]
+pub(crate) enum Ran<'a> {
+    /// Every middleware let the request through: on to the service.
+    Through,
+    /// A middleware answered itself.
+    Answered(Response<Body>),
+    /// A `buffering` middleware is next; the chain goes on at `rest` (an index into the chain
+    /// given to [`run`]) for each of its attempts.
+    Buffer(&'a buffering::Buffering, usize),
+}
+
+/// Runs `chain` on a request, up to its end, an answer, or a `buffering` middleware.
 pub(crate) async fn run<'a>(
     chain: &'a [Arc<Middleware>],
     req: &mut Request<crate::http1::server::RequestBody>,
     ctx: &mut RequestCtx<'a>,
-) -> Option<Response<Body>> {
-    for m in chain {
+) -> Ran<'a> {
+    for (i, m) in chain.iter().enumerate() {
         let flow = match &**m {
             // Boxed: the hash check's state would make every request's future larger.
             Middleware::BasicAuth(a) => Box::pin(a.apply(req.headers_mut())).await,
             Middleware::ForwardAuth(a) => Box::pin(a.apply(req, ctx)).await,
+            Middleware::Buffering(b) => return Ran::Buffer(b, i + 1),
             other => other.apply_now(req, ctx),
         };
         match flow {
             Flow::Continue => {}
-            Flow::Respond(r) => return Some(r),
+            Flow::Respond(r) => return Ran::Answered(r),
             // Boxed: most requests never wait, and the timer would make every future larger.
             Flow::Wait(d) => Box::pin(tokio::time::sleep(d)).await,
         }
     }
-    None
+    Ran::Through
 }
 
 #[cfg(test)]

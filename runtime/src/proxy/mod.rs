@@ -27,6 +27,7 @@ use crate::middleware::{ErrorsAt, RequestCtx, Stage};
 use crate::routing::RequestInfo;
 use crate::runtime::{Dispatch, Entry, EntryId, Router, Runtime};
 
+pub(crate) mod buffered;
 pub(crate) mod classify;
 pub(crate) mod forward;
 pub(crate) mod forwarded_headers;
@@ -124,6 +125,8 @@ struct Here<'a> {
     peer: &'a Peer,
     host: Option<&'a HeaderValue>,
     tls: bool,
+    /// The request asks to switch protocols.
+    upgrade: bool,
 }
 
 impl Runtime {
@@ -249,7 +252,7 @@ impl Runtime {
         ep: EntryId,
         peer: Peer,
         tls: bool,
-        mut req: Request<RequestBody>,
+        req: Request<RequestBody>,
         mut arrival: Arrival,
     ) -> Response<Body> {
         let Some(entry) = self.entries.get(ep.0) else {
@@ -322,30 +325,75 @@ impl Runtime {
         let mut ctx = RequestCtx::new(tls, host, peer.addr.ip(), pq, arrival.forwarded);
         ctx.sources = Some(self.sources(host_value.as_ref(), &peer));
         ctx.client_certs = peer.client_certs.as_deref();
-        // A router without middlewares does not enter the chain's future at all.
-        let answered = if router.chain.is_empty() {
-            None
-        } else {
-            crate::middleware::run(&router.chain, &mut req, &mut ctx).await
+        let at = Here {
+            entry,
+            peer: &peer,
+            host: host_value.as_ref(),
+            tls,
+            upgrade: arrival.upgrade,
         };
-        let resp = match answered {
-            Some(answer) => answer,
-            None => {
+        let (resp, sniff) = self
+            .serve_chain(router, 0, req, ctx, arrival.fields, &at)
+            .await;
+        if sniff {
+            return Box::pin(crate::middleware::content_type::sniffed(resp)).await;
+        }
+        resp
+    }
+
+    /// The router's chain from middleware `from` on, its service, and on the way back the
+    /// edits and stages of those middlewares; also whether a `contentType` asked for sniffing.
+    /// `buffering` runs what follows it once per attempt ([`Runtime::buffered`]).
+    async fn serve_chain<'a>(
+        &'a self,
+        router: &'a Router,
+        from: usize,
+        mut req: Request<RequestBody>,
+        mut ctx: RequestCtx<'a>,
+        mut fields: strict::Fields,
+        at: &Here<'a>,
+    ) -> (Response<Body>, bool) {
+        let chain = router.chain.get(from..).unwrap_or_default();
+        // A router without middlewares does not enter the chain's future at all.
+        let ran = if chain.is_empty() {
+            crate::middleware::Ran::Through
+        } else {
+            crate::middleware::run(chain, &mut req, &mut ctx).await
+        };
+        let resp = match ran {
+            crate::middleware::Ran::Answered(answer) => answer,
+            // An upgrade has no body to read and its answer is a tunnel: oxy passes it on.
+            crate::middleware::Ran::Buffer(_, rest) if at.upgrade => {
+                return Box::pin(self.serve_chain(router, from + rest, req, ctx, fields, at)).await;
+            }
+            crate::middleware::Ran::Buffer(b, rest) => {
+                let slots = std::mem::take(&mut ctx.slots);
+                let (mut resp, sniff) =
+                    Box::pin(self.buffered(b, router, from + rest, req, &ctx, at)).await;
+                ctx.response.sniff |= sniff;
+                ctx.response.apply(resp.headers_mut());
+                if slots.is_empty() {
+                    resp
+                } else {
+                    resp.map(|b| crate::body::Held::wrap(b, slots))
+                }
+            }
+            crate::middleware::Ran::Through => {
                 if ctx.fields_changed {
-                    arrival.fields = strict::Fields::of(req.headers());
+                    fields = strict::Fields::of(req.headers());
                 }
                 let mut resp = match &router.service {
                     Dispatch::Service(id) => {
                         let out = forward::Outbound {
                             service: *id,
                             service_name: &router.service_name,
-                            peer: &peer,
-                            entry,
-                            host: host_value.as_ref(),
+                            peer: at.peer,
+                            entry: at.entry,
+                            host: at.host,
                             path_and_query: &ctx.path_and_query,
                             retry: ctx.retry,
-                            upgrade: arrival.upgrade,
-                            fields: &arrival.fields,
+                            upgrade: at.upgrade,
+                            fields: &fields,
                             slots: std::mem::take(&mut ctx.slots),
                             append_for: true,
                         };
@@ -355,12 +403,13 @@ impl Runtime {
                     // api@internal / dashboard@internal, after the router's middlewares (basicAuth in
                     // prod); their answers are not edited by the chain.
                     Dispatch::Api => {
-                        return self.api(req.method(), req.uri()).unwrap_or_else(not_found);
+                        let resp = self.api(req.method(), req.uri()).unwrap_or_else(not_found);
+                        return (resp, false);
                     }
                     Dispatch::Missing => {
                         text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n")
                     }
-                    Dispatch::Ping | Dispatch::Prometheus => return not_found(),
+                    Dispatch::Ping | Dispatch::Prometheus => return (not_found(), false),
                 };
                 ctx.response.apply(resp.headers_mut());
                 resp
@@ -371,18 +420,9 @@ impl Runtime {
             resp
         } else {
             let stages = std::mem::take(&mut ctx.response.stages);
-            let at = Here {
-                entry,
-                peer: &peer,
-                host: host_value.as_ref(),
-                tls,
-            };
-            self.through_stages(resp, stages, &at, sniff).await
+            self.through_stages(resp, stages, at, sniff).await
         };
-        if sniff {
-            return Box::pin(crate::middleware::content_type::sniffed(resp)).await;
-        }
-        resp
+        (resp, sniff)
     }
 
     /// The answer back through the chain's stages, innermost first.
