@@ -26,6 +26,8 @@ mod compress;
 mod digest_auth;
 #[path = "differential/forward_auth.rs"]
 mod forward_auth;
+#[path = "differential/grpc_web.rs"]
+mod grpc_web;
 #[path = "differential/paths.rs"]
 mod paths;
 #[path = "differential/transports.rs"]

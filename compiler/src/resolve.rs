@@ -1138,6 +1138,11 @@ impl Resolver<'_> {
         if let Some(x) = &m.circuit_breaker {
             return circuit_breaker(x).map(K::CircuitBreaker);
         }
+        if let Some(x) = &m.grpc_web {
+            return Some(K::GrpcWeb(plan::GrpcWeb {
+                allow_origins: x.allow_origins.clone().unwrap_or_default(),
+            }));
+        }
         if let Some(x) = &m.buffering {
             return buffering(x).map(K::Buffering);
         }

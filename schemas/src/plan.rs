@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 18;
+pub const PLAN_VERSION: u32 = 19;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -595,6 +595,18 @@ pub enum MiddlewareKind {
     /// Reads the whole request body before the rest of the chain, holds the whole answer before
     /// the client gets it, and replays the request while a condition holds.
     Buffering(Buffering),
+    /// Translates gRPC-Web requests (binary or base64 text) to gRPC and the answers back, with
+    /// the trailers as a final message; answers CORS preflights for gRPC-Web.
+    GrpcWeb(GrpcWeb),
+}
+
+/// `grpcWeb`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct GrpcWeb {
+    /// Origins allowed CORS access, compared exactly (case included); `*` allows every one.
+    pub allow_origins: Vec<String>,
 }
 
 /// `buffering` (Traefik's vulcand/oxy buffer): limits of 0 are the `None`s, the memory sizes are

@@ -511,6 +511,7 @@ fn middleware(mw: &Middleware) -> (&'static str, String) {
             ),
         ),
         MiddlewareKind::Buffering(b) => ("buffering", buffering(b)),
+        MiddlewareKind::GrpcWeb(g) => ("grpc_web", list("origins", &g.allow_origins)),
         MiddlewareKind::CircuitBreaker(c) => (
             "circuit_breaker",
             format!(

@@ -532,7 +532,6 @@ pub struct Middleware {
     pub forward_auth: Option<ForwardAuth>,
     /// Translates gRPC-Web requests to gRPC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub grpc_web: Option<GrpcWeb>,
     /// Adds or removes request/response headers, CORS and security headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]

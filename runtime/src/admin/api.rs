@@ -960,6 +960,11 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
                 "retryExpression": b.retry_expression,
             }),
         ),
+        MiddlewareKind::GrpcWeb(g) => (
+            "grpcWeb",
+            "grpcweb",
+            json!({ "allowOrigins": g.allow_origins }),
+        ),
         MiddlewareKind::Retry(r) => (
             "retry",
             "retry",

@@ -17,7 +17,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -47,30 +47,25 @@ pub enum RequestBody {
     Buffered(Option<Bytes>),
     /// A body `buffering` stored partly in a temporary file, read back for one attempt.
     Stored(crate::middleware::buffering::store::Reader),
+    /// A body a middleware translates as it streams (`grpcWeb`'s base64 text requests).
+    Translated(crate::body::Body),
 }
 
 impl hyper::body::Body for RequestBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = crate::body::BoxError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match self.get_mut() {
-            Self::Hyper(b) => Pin::new(b).poll_frame(cx),
+            // hyper's error boxed only when there is one.
+            Self::Hyper(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             Self::Empty => Poll::Ready(None),
             Self::Buffered(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            // A failed read ends the body short of its declared length, which fails the
-            // attempt (the error type is hyper's, which only hyper makes).
-            Self::Stored(r) => match ready!(Pin::new(r).poll_frame(cx)) {
-                Some(Ok(frame)) => Poll::Ready(Some(Ok(frame))),
-                Some(Err(e)) => {
-                    tracing::error!("buffering: reading the stored request body: {e}");
-                    Poll::Ready(None)
-                }
-                None => Poll::Ready(None),
-            },
+            Self::Stored(r) => Pin::new(r).poll_frame(cx).map_err(Into::into),
+            Self::Translated(b) => Pin::new(b).poll_frame(cx),
         }
     }
 
@@ -80,6 +75,7 @@ impl hyper::body::Body for RequestBody {
             Self::Empty => true,
             Self::Buffered(b) => b.is_none(),
             Self::Stored(r) => r.is_end_stream(),
+            Self::Translated(b) => b.is_end_stream(),
         }
     }
 
@@ -89,6 +85,7 @@ impl hyper::body::Body for RequestBody {
             Self::Empty => SizeHint::with_exact(0),
             Self::Buffered(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             Self::Stored(r) => r.size_hint(),
+            Self::Translated(b) => b.size_hint(),
         }
     }
 }

@@ -26,6 +26,7 @@ pub(crate) mod digest_auth;
 pub(crate) mod encoded_characters;
 pub(crate) mod errors;
 pub(crate) mod forward_auth;
+pub(crate) mod grpc_web;
 pub(crate) mod headers;
 pub(crate) mod in_flight;
 pub(crate) mod ip_allow_list;
@@ -130,6 +131,7 @@ pub(crate) enum Middleware {
     DigestAuth(digest_auth::DigestAuth),
     /// `buffering`: the chain stops here ([`Ran::Buffer`]); the proxy runs the rest per attempt.
     Buffering(buffering::Buffering),
+    GrpcWeb(grpc_web::GrpcWeb),
 }
 
 /// A router's middlewares in chain order, shared with every other router that names them (a
@@ -238,6 +240,8 @@ pub(crate) enum Stage<'a> {
         &'a forward_auth::ForwardAuth,
         Vec<forward_auth::cookie::Cookie>,
     ),
+    /// `grpcWeb` translated the request: the answer goes back as gRPC-Web.
+    GrpcWeb(grpc_web::Translated),
 }
 
 /// An `errors` middleware and the request as it reached it.
@@ -311,6 +315,7 @@ impl Middleware {
                 Self::PassTlsClientCert(pass_tls_client_cert::PassClientCert::from_plan(c))
             }
             K::Buffering(c) => Self::Buffering(buffering::Buffering::from_plan(c)),
+            K::GrpcWeb(c) => Self::GrpcWeb(grpc_web::GrpcWeb::from_plan(c)),
         })
     }
 
@@ -328,7 +333,9 @@ impl Middleware {
     /// run on a blocking thread: see [`run`]).
     fn apply_now<'a, B>(&'a self, req: &mut Request<B>, ctx: &mut RequestCtx<'a>) -> Flow {
         match self {
-            Self::BasicAuth(_) | Self::ForwardAuth(_) | Self::Buffering(_) => Flow::Continue,
+            Self::BasicAuth(_) | Self::ForwardAuth(_) | Self::Buffering(_) | Self::GrpcWeb(_) => {
+                Flow::Continue
+            }
             Self::StripPrefix(m) => m.apply(req.headers_mut(), ctx),
             Self::StripPrefixRegex(m) => m.apply(req.headers_mut(), ctx),
             Self::AddPrefix(m) => m.apply(ctx),
@@ -440,6 +447,7 @@ pub(crate) async fn run<'a>(
             Middleware::BasicAuth(a) => Box::pin(a.apply(req.headers_mut())).await,
             Middleware::ForwardAuth(a) => Box::pin(a.apply(req, ctx)).await,
             Middleware::Buffering(b) => return Ran::Buffer(b, i + 1),
+            Middleware::GrpcWeb(g) => g.apply(req, ctx),
             other => other.apply_now(req, ctx),
         };
         match flow {

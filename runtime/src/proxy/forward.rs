@@ -299,7 +299,7 @@ impl Runtime {
     /// for a request without a body: nothing is left to read), teed to the mirrors if any.
     fn request_body(&self, a: &Attempts<'_>, body: RequestBody) -> ReqBody {
         // Marked as the client's, so a failure reading it is not blamed on the server.
-        let body = body.map_err(|e| ClientBodyError(Box::new(e)));
+        let body = body.map_err(ClientBodyError);
         let body = match a.read_deadline {
             Some(at) if !a.out.upgrade && !hyper::body::Body::is_end_stream(&body) => {
                 crate::deadline::Deadline::new(body, at, "read").boxed_unsync()

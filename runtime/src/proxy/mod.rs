@@ -450,6 +450,7 @@ impl Runtime {
                     *resp.status_mut() = sent;
                 }
                 Stage::AuthCookies(m, cookies) => m.rewrite_cookies(&cookies, resp.headers_mut()),
+                Stage::GrpcWeb(t) => resp = crate::middleware::grpc_web::respond(t, resp),
                 Stage::Breaker(m, start) => {
                     // Recorded when the body is done with: oxy times the whole answer.
                     let probe = m.probe(resp.status(), start);
