@@ -1246,16 +1246,30 @@ impl Resolver<'_> {
                 self.error(span, p, format!("service `{name}`: service-level middlewares are valid Traefik, but not supported by bridgectl plans yet"));
             }
             let strip = |n: &Option<String>| plan_name(n.as_deref().unwrap_or_default()).to_owned();
+            let weighted_refs =
+                |services: &Option<Vec<dy::WeightedService>>| -> Vec<plan::WeightedRef> {
+                    services
+                        .iter()
+                        .flatten()
+                        .map(|ws| plan::WeightedRef {
+                            service: strip(&ws.name),
+                            name: ws.name.clone().unwrap_or_default(),
+                            weight: u32::try_from(ws.weight.unwrap_or(1).max(0)).unwrap_or(1),
+                        })
+                        .collect()
+                };
             let kind = if let Some(lb) = &s.load_balancer {
+                // p2c reads no weight: Traefik keeps a server of weight 0 (the others drop it).
+                let p2c = lb.strategy.as_deref() == Some("p2c");
                 plan::ServiceKind::LoadBalancer(plan::LoadBalancer {
                     servers: lb
                         .servers
                         .iter()
                         .flatten()
-                        .filter(|sv| sv.weight.unwrap_or(1) > 0)
+                        .filter(|sv| p2c || sv.weight.unwrap_or(1) > 0)
                         .map(|sv| plan::Server {
                             url: sv.url.clone().unwrap_or_default(),
-                            weight: u32::try_from(sv.weight.unwrap_or(1)).unwrap_or(1),
+                            weight: u32::try_from(sv.weight.unwrap_or(1).max(0)).unwrap_or(1),
                         })
                         .collect(),
                     pass_host_header: lb.pass_host_header.unwrap_or(true),
@@ -1276,22 +1290,21 @@ impl Resolver<'_> {
                         .map(|c| Box::new(sticky_cookie(c, name))),
                     strategy: match lb.strategy.as_deref() {
                         Some("hrw") => plan::Strategy::Hrw,
-                        // p2c and leasttime are refused by check.
+                        Some("p2c") => plan::Strategy::P2c,
+                        Some("leasttime") => plan::Strategy::Leasttime,
+                        // Another name is refused by check.
                         _ => plan::Strategy::Wrr,
                     },
                 })
             } else if let Some(w) = &s.weighted {
                 plan::ServiceKind::Weighted(plan::Weighted {
-                    services: w
-                        .services
-                        .iter()
-                        .flatten()
-                        .map(|ws| plan::WeightedRef {
-                            service: strip(&ws.name),
-                            weight: u32::try_from(ws.weight.unwrap_or(1).max(0)).unwrap_or(1),
-                        })
-                        .collect(),
+                    services: weighted_refs(&w.services),
                     health_check: w.health_check.is_some(),
+                })
+            } else if let Some(h) = &s.highest_random_weight {
+                plan::ServiceKind::HighestRandomWeight(plan::HighestRandomWeight {
+                    services: weighted_refs(&h.services),
+                    health_check: h.health_check.is_some(),
                 })
             } else if let Some(fo) = &s.failover {
                 plan::ServiceKind::Failover(plan::Failover {
@@ -1316,7 +1329,7 @@ impl Resolver<'_> {
                     max_body_size: m.max_body_size.and_then(|b| u64::try_from(b).ok()),
                 })
             } else {
-                continue; // highestRandomWeight or none: already reported by `check`.
+                continue; // none: already reported by `check`.
             };
             out.insert(name.to_owned(), plan::Service { source, kind });
         }

@@ -97,6 +97,7 @@ fn mirroring_below_another_service_is_served_but_chains_of_more_than_four_are_re
         service(ServiceKind::Weighted(Weighted {
             services: vec![WeightedRef {
                 service: "shadow".into(),
+                name: "shadow".into(),
                 weight: 1,
             }],
             health_check: false,

@@ -827,10 +827,12 @@ mod tests {
                     services: vec![
                         WeightedRef {
                             service: "whoami".into(),
+                            name: "whoami".into(),
                             weight: 1,
                         },
                         WeightedRef {
                             service: "b".into(),
+                            name: "b".into(),
                             weight: 1,
                         },
                     ],

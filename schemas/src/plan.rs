@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 19;
+pub const PLAN_VERSION: u32 = 20;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -334,6 +334,8 @@ pub enum ServiceKind {
     Failover(Failover),
     /// Sends to `service` and copies a share of requests to mirrors.
     Mirroring(Mirroring),
+    /// Rendezvous hashing of the client's address over other services.
+    HighestRandomWeight(HighestRandomWeight),
 }
 
 /// A load balancer over servers (weighted round robin).
@@ -357,7 +359,7 @@ pub struct LoadBalancer {
     pub strategy: Strategy,
 }
 
-/// A load balancer's strategy (Traefik's `strategy`; `p2c` and `leasttime` are not served yet).
+/// A load balancer's strategy (Traefik's `strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
@@ -367,6 +369,13 @@ pub enum Strategy {
     /// Highest random weight (rendezvous hashing) of the client's address: each client stays on
     /// one server while the set of available servers stays the same.
     Hrw,
+    /// Power of two choices: of two servers drawn at random, the one with fewer requests in
+    /// flight through this load balancer (weights are not read; a weight of 0 still takes
+    /// requests).
+    P2c,
+    /// Least time: the lowest mean time to the first response byte over the last 100 answers,
+    /// times one more than the requests in flight, over the weight; ties by weighted rotation.
+    Leasttime,
 }
 
 /// The cookie of sticky sessions, as Traefik writes it: `name=<first 16 hex digits of the
@@ -487,8 +496,23 @@ pub struct Weighted {
 pub struct WeightedRef {
     /// Key into [`Plan::services`].
     pub service: String,
+    /// The name as written (`@file` kept when it was): what `highest_random_weight` hashes.
+    pub name: String,
     /// Relative weight.
     pub weight: u32,
+}
+
+/// Highest random weight over services: every available child of weight 1 or more scores
+/// `weight / −ln(FNV-1a-64(client IP + name as written) / 2^64)`, the highest wins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HighestRandomWeight {
+    /// The services and their weights.
+    pub services: Vec<WeightedRef>,
+    /// Propagate health: a child counts only while it is available, and the service is down
+    /// when every child is down.
+    pub health_check: bool,
 }
 
 /// Failover between two services.
@@ -2599,6 +2623,17 @@ impl ServiceKind {
                 .iter()
                 .enumerate()
                 .map(|(i, r)| (format!("weighted/services/{i}/service"), r.service.as_str()))
+                .collect(),
+            ServiceKind::HighestRandomWeight(h) => h
+                .services
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    (
+                        format!("highest_random_weight/services/{i}/service"),
+                        r.service.as_str(),
+                    )
+                })
                 .collect(),
             ServiceKind::Failover(f) => vec![
                 ("failover/service".into(), f.service.as_str()),

@@ -265,3 +265,154 @@ fn hrw_picks_the_server_traefik_picks() {
         }
     }
 }
+
+/// `highestRandomWeight` services: the child is chosen by the client's address and the child's
+/// name as written (`cb` and `cb@file` hash differently), as Traefik chooses it.
+#[test]
+fn highest_random_weight_services_pick_the_child_traefik_picks() {
+    let oracle = oracle("highest_random_weight_services_pick_the_child_traefik_picks");
+    let backends: Vec<_> = ["a", "b", "c"]
+        .into_iter()
+        .map(|n| backend(n).answer(move |_| Reply::ok(n)).start())
+        .collect();
+    // Each hrw service as (child as written, weight) over the one-server services ca, cb, cc.
+    let sets: [&[(&str, u32)]; 5] = [
+        &[("ca", 1), ("cb", 1)],
+        &[("ca", 1), ("cb@file", 3)],
+        &[("cb@file", 1), ("ca@file", 1), ("cc", 1)],
+        &[("cc", 5), ("ca", 1)],
+        &[("ca", 0), ("cc", 1)],
+    ];
+    let mut dynamic = String::from("http:\n  routers:\n");
+    for i in 0..sets.len() {
+        dynamic.push_str(&format!(
+            "    h{i}:\n      rule: \"PathPrefix(`/h{i}/`)\"\n      entryPoints: [web]\n      service: h{i}\n"
+        ));
+    }
+    dynamic.push_str("  services:\n");
+    for (name, b) in ["ca", "cb", "cc"].iter().zip(&backends) {
+        dynamic.push_str(&format!(
+            "    {name}:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n",
+            b.port()
+        ));
+    }
+    for (i, set) in sets.iter().enumerate() {
+        dynamic.push_str(&format!(
+            "    h{i}:\n      highestRandomWeight:\n        services:\n"
+        ));
+        for (child, w) in set.iter() {
+            dynamic.push_str(&format!(
+                "          - name: \"{child}\"\n            weight: {w}\n"
+            ));
+        }
+    }
+    let routers: Vec<String> = (0..sets.len()).map(|i| format!("h{i}")).collect();
+    let routers: Vec<&str> = routers.iter().map(String::as_str).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &routers);
+    for i in 0..sets.len() {
+        let first = ask(&twin, &format!("/h{i}/x"), "");
+        assert_eq!(first.status, 200, "h{i}");
+        assert_eq!(first.header("set-cookie"), None, "h{i}: no cookie");
+        for _ in 0..3 {
+            assert_eq!(
+                ask(&twin, &format!("/h{i}/y"), "").text(),
+                first.text(),
+                "h{i} stays"
+            );
+        }
+    }
+}
+
+/// `leasttime` and `p2c`: both follow the servers' load as Traefik's do. leasttime tries every
+/// server once (all start at 0 ms), then keeps to the fastest; p2c sends nothing to a server
+/// with a request in flight while another has none. Traefik shuffles the servers at every
+/// build, so the order of the first tries is compared as a set.
+#[test]
+fn leasttime_and_p2c_follow_the_load_as_traefik_does() {
+    let oracle = oracle("leasttime_and_p2c_follow_the_load_as_traefik_does");
+    let slow: Vec<_> = [("s20", 20), ("s10", 10), ("s30", 30)]
+        .into_iter()
+        .map(|(n, ms)| {
+            backend(n)
+                .delay(std::time::Duration::from_millis(ms))
+                .answer(move |_| Reply::ok(n))
+                .start()
+        })
+        .collect();
+    let pair: Vec<_> = ["p0", "p1"]
+        .into_iter()
+        .map(|n| backend(n).answer(move |_| Reply::ok(n)).start())
+        .collect();
+    let servers = |bs: &[bridge_tests::backends::Backend]| {
+        bs.iter()
+            .map(|b| format!("          - url: \"http://127.0.0.1:{}\"\n", b.port()))
+            .collect::<String>()
+    };
+    let dynamic = format!(
+        r#"http:
+  routers:
+    lt:
+      rule: "PathPrefix(`/lt/`)"
+      entryPoints: [web]
+      service: lt
+    p2c:
+      rule: "PathPrefix(`/p2c/`)"
+      entryPoints: [web]
+      service: p2c
+  services:
+    lt:
+      loadBalancer:
+        strategy: leasttime
+        servers:
+{}    p2c:
+      loadBalancer:
+        strategy: p2c
+        servers:
+{}"#,
+        servers(&slow),
+        servers(&pair)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &["lt", "p2c"]);
+    for (who, addr) in twin.targets() {
+        let get = |target: &str| fetch(addr, "GET", target, &[], b"").unwrap().text();
+        let mut first: Vec<String> = (0..3).map(|i| get(&format!("/lt/{i}"))).collect();
+        first.sort();
+        assert_eq!(
+            first,
+            ["s10", "s20", "s30"],
+            "{who}: every server tried once"
+        );
+        for i in 0..6 {
+            assert_eq!(
+                get(&format!("/lt/after{i}")),
+                "s10",
+                "{who}: the fastest keeps them"
+            );
+        }
+        // A request in flight on one p2c server: the others all go to the idle one.
+        let slow_path = format!("/p2c/{who}/slow");
+        let path = slow_path.clone();
+        let slow_req =
+            std::thread::spawn(move || fetch(addr, "GET", &path, &[], b"").unwrap().text());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let busy = pair
+            .iter()
+            .position(|b| {
+                b.seen()
+                    .iter()
+                    .any(|s| s.contains(&format!("{slow_path} host=")))
+            })
+            .unwrap();
+        let idle = ["p0", "p1"][1 - busy];
+        for i in 0..8 {
+            assert_eq!(
+                get(&format!("/p2c/{i}")),
+                idle,
+                "{who}: p2c avoids the busy server"
+            );
+        }
+        assert_eq!(slow_req.join().unwrap(), ["p0", "p1"][busy]);
+    }
+}

@@ -264,6 +264,15 @@ fn service_rows(name: &str, svc: &Service, table: &mut Table) {
                 propagation(w.health_check),
                 None,
             ),
+            ServiceKind::HighestRandomWeight(h) => (
+                "highest_random_weight",
+                h.services
+                    .iter()
+                    .map(|c| (format!("→ {}", c.service), format!("weight {}", c.weight)))
+                    .collect(),
+                propagation(h.health_check),
+                None,
+            ),
             ServiceKind::Failover(f) => (
                 "failover",
                 vec![
@@ -318,8 +327,13 @@ fn lb_options(lb: &LoadBalancer) -> String {
     if let Some(c) = &lb.sticky {
         parts.push(format!("sticky cookie {}", c.name));
     }
-    if lb.strategy == bridge_plan::Strategy::Hrw {
-        parts.push("hrw by client address".to_owned());
+    match lb.strategy {
+        bridge_plan::Strategy::Wrr => {}
+        bridge_plan::Strategy::Hrw => parts.push("hrw by client address".to_owned()),
+        bridge_plan::Strategy::P2c => parts.push("p2c by requests in flight".to_owned()),
+        bridge_plan::Strategy::Leasttime => {
+            parts.push("leasttime by time to first byte".to_owned())
+        }
     }
     parts.join(", ")
 }

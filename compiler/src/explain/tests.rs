@@ -152,10 +152,12 @@ fn fixture() -> Plan {
                 services: vec![
                     WeightedRef {
                         service: "whoami".into(),
+                        name: "whoami".into(),
                         weight: 3,
                     },
                     WeightedRef {
                         service: "central".into(),
+                        name: "central".into(),
                         weight: 1,
                     },
                 ],

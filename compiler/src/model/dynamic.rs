@@ -217,7 +217,6 @@ pub struct Service {
     pub failover: Option<Failover>,
     /// Consistent hashing (rendezvous) of client IPs over other services (v3.6+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub highest_random_weight: Option<HighestRandomWeight>,
     /// Middlewares applied in order in front of this service (v3.7+; default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -123,9 +123,7 @@ impl<'a> Ctx<'a> {
                                 self.warn(Code::InvalidValue, format!("service `{name}`: the hrw strategy never sets the sticky cookie, as in Traefik: the client's address decides"), span, sp);
                             }
                         }
-                        "p2c" | "leasttime" => {
-                            self.err(Code::Unsupported, format!("service `{name}`: strategy `{strategy}` is valid Traefik, but not supported by bridgectl (wrr and hrw are)"), span, p);
-                        }
+                        "p2c" | "leasttime" => {}
                         _ => {
                             self.err(
                                 Code::InvalidValue,

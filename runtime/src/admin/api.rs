@@ -627,6 +627,20 @@ fn services(plan: &Plan, ups: &Upstreams) -> Vec<Item> {
                 raw.insert("weighted".into(), Value::Object(m));
                 "weighted"
             }
+            ServiceKind::HighestRandomWeight(h) => {
+                let children: Vec<Value> = h
+                    .services
+                    .iter()
+                    .map(|c| json!({ "name": qualify(&c.service), "weight": c.weight }))
+                    .collect();
+                let mut m = Map::new();
+                m.insert("services".into(), Value::Array(children));
+                if h.health_check {
+                    m.insert("healthCheck".into(), json!({}));
+                }
+                raw.insert("highestRandomWeight".into(), Value::Object(m));
+                "highestrandomweight"
+            }
             ServiceKind::Failover(f) => {
                 let mut m = Map::new();
                 m.insert("service".into(), json!(qualify(&f.service)));
@@ -749,6 +763,8 @@ fn load_balancer(lb: &LoadBalancer) -> Value {
         json!(match lb.strategy {
             bridge_plan::Strategy::Wrr => "wrr",
             bridge_plan::Strategy::Hrw => "hrw",
+            bridge_plan::Strategy::P2c => "p2c",
+            bridge_plan::Strategy::Leasttime => "leasttime",
         }),
     );
     if let Some(hc) = &lb.health_check {

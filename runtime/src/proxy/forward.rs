@@ -147,7 +147,7 @@ impl Runtime {
         // Only a sticky service needs the first server after a failed attempt.
         let first = sticky.then(|| server.clone());
         match self.attempt_all(&mut attempts, server).await {
-            Ok((result, server)) => {
+            Ok((result, server, counted)) => {
                 crate::observe::note(|s| s.server = Some(server.url().to_owned()));
                 let slots = std::mem::take(&mut attempts.out.slots);
                 let mut resp = self.finish(
@@ -160,7 +160,11 @@ impl Runtime {
                 if sticky {
                     self.set_cookie(&mut resp, &server, &attempts.via);
                 }
-                resp
+                // p2c / leasttime: in flight until the answer has been sent.
+                match counted {
+                    Some(c) => resp.map(|b| crate::body::Held::wrap(b, c)),
+                    None => resp,
+                }
             }
             Err(mut answer) => {
                 if let Some(first) = first {
@@ -185,7 +189,14 @@ impl Runtime {
         &self,
         a: &mut Attempts<'_>,
         mut server: ServerRef,
-    ) -> Result<(Result<Response<UpstreamBody>, SendError>, ServerRef), Response<Body>> {
+    ) -> Result<
+        (
+            Result<Response<UpstreamBody>, SendError>,
+            ServerRef,
+            Option<crate::upstream::load::Counted>,
+        ),
+        Response<Body>,
+    > {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -193,7 +204,12 @@ impl Runtime {
                 return Err(bad_gateway());
             };
             let last = !(a.may_retry && attempt < a.max_attempts);
+            let counted = self.upstreams.count(&server, &a.via);
+            let sent_at = tokio::time::Instant::now();
             let sent = self.send_once(a, target, last).await;
+            if let (Some(c), Ok(_)) = (&counted, &sent) {
+                c.first_byte(sent_at.elapsed());
+            }
             match sent {
                 Err(e) if !last => {
                     crate::observe::note(|s| s.retries += 1);
@@ -214,7 +230,7 @@ impl Runtime {
                         None => return Err(bad_gateway()),
                     }
                 }
-                result => return Ok((result, server)),
+                result => return Ok((result, server, counted)),
             }
         }
     }

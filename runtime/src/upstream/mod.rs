@@ -39,6 +39,7 @@
 
 pub(crate) mod health;
 mod hrw;
+pub(crate) mod load;
 pub(crate) mod probe;
 pub(crate) mod sticky;
 
@@ -348,6 +349,12 @@ enum NodeKind {
     Mirroring {
         main: usize,
     },
+    HighestRandomWeight {
+        /// (node index, weight, name as written)
+        children: Vec<(usize, u32, Arc<str>)>,
+        /// Children count only while available (else always, as in Traefik).
+        health_check: bool,
+    },
 }
 
 /// A load balancer's servers and health-check settings (read by [`crate::upstream::health`]).
@@ -365,6 +372,8 @@ pub(crate) struct Lb {
     /// Sticky sessions, when configured.
     sticky: Option<sticky::Sticky>,
     strategy: bridge_plan::Strategy,
+    /// Requests in flight and answer times, for `p2c` and `leasttime`.
+    load: Option<Arc<load::Load>>,
 }
 
 /// What an operator decided for a server (never in the plan; kept across reloads).
@@ -431,7 +440,9 @@ pub(crate) struct Slot {
 impl Lb {
     /// Whether a request may be sent to `slot`.
     fn admits(&self, slot: &Slot) -> bool {
-        if slot.weight == 0 || slot.admin.load(Ordering::Acquire) != AdminState::Ready.to_u8() {
+        // p2c reads no weight: a server of weight 0 takes requests too.
+        let weightless = slot.weight == 0 && self.strategy != bridge_plan::Strategy::P2c;
+        if weightless || slot.admin.load(Ordering::Acquire) != AdminState::Ready.to_u8() {
             return false;
         }
         match &self.health_check {
@@ -502,8 +513,20 @@ fn node_sticky(nodes: &[ServiceNode], node: usize, depth: usize) -> bool {
             node_sticky(nodes, *main, depth + 1) || node_sticky(nodes, *fallback, depth + 1)
         }
         Some(NodeKind::Mirroring { main }) => node_sticky(nodes, *main, depth + 1),
+        Some(NodeKind::HighestRandomWeight { children, .. }) => children
+            .iter()
+            .any(|(child, _, _)| node_sticky(nodes, *child, depth + 1)),
         None => false,
     }
+}
+
+/// A seed for a load balancer's random draws: the time of the build, as Traefik seeds them,
+/// and the balancer's position.
+fn seed(position: usize) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    now ^ (position as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 fn lock(wrr: &Mutex<SmoothWrr>) -> std::sync::MutexGuard<'_, SmoothWrr> {
@@ -568,8 +591,17 @@ impl Upstreams {
                         ),
                         None => None,
                     };
+                    let load = matches!(
+                        lb.strategy,
+                        bridge_plan::Strategy::P2c | bridge_plan::Strategy::Leasttime
+                    )
+                    .then(|| {
+                        let weights: Vec<u32> = lb.servers.iter().map(|s| s.weight).collect();
+                        Arc::new(load::Load::new(&weights, seed(nodes.len())))
+                    });
                     NodeKind::LoadBalancer(Box::new(Lb {
                         sticky,
+                        load,
                         strategy: lb.strategy,
                         servers,
                         health_check: lb.health_check.clone(),
@@ -586,6 +618,14 @@ impl Upstreams {
                         .map(|r| Ok((resolve(name, &r.service)?, r.weight)))
                         .collect::<Result<_, UpstreamError>>()?,
                     wrr: Mutex::default(),
+                },
+                ServiceKind::HighestRandomWeight(h) => NodeKind::HighestRandomWeight {
+                    children: h
+                        .services
+                        .iter()
+                        .map(|r| Ok((resolve(name, &r.service)?, r.weight, Arc::from(&*r.name))))
+                        .collect::<Result<_, UpstreamError>>()?,
+                    health_check: h.health_check,
                 },
                 ServiceKind::Failover(f) => NodeKind::Failover {
                     main: resolve(name, &f.service)?,
@@ -636,6 +676,17 @@ impl Upstreams {
         }
         let lb = self.lb(server.node)?;
         lb.sticky.as_ref()?.set_cookie(server.index).cloned()
+    }
+
+    /// Counts a request sent to `server` in flight, when its load balancer's strategy reads
+    /// that (`p2c`; `leasttime`, except for a request its cookie sent there, as in Traefik).
+    pub(crate) fn count(&self, server: &ServerRef, via: &Via) -> Option<load::Counted> {
+        let lb = self.lb(server.node)?;
+        let load = lb.load.as_ref()?;
+        if lb.strategy == bridge_plan::Strategy::Leasttime && via.named(server) {
+            return None;
+        }
+        Some(load.start(server.index))
     }
 
     /// Resolves a service key once, for [`Upstreams::pick_id`].
@@ -703,6 +754,21 @@ impl Upstreams {
                         via.client,
                         lb.servers.iter().map(|s| (&*s.url, s.weight, lb.admits(s))),
                     ),
+                    (Some(_), Some(_)) if lb.load.is_some() => {
+                        let admitted = lb.servers.iter().enumerate().filter(|(_, s)| lb.admits(s));
+                        match (&lb.load, lb.strategy) {
+                            (Some(load), bridge_plan::Strategy::P2c) => {
+                                let candidates: Vec<usize> = admitted.map(|(i, _)| i).collect();
+                                load.p2c(&candidates)
+                            }
+                            (Some(load), _) => {
+                                let candidates: Vec<(usize, u32)> =
+                                    admitted.map(|(i, s)| (i, s.weight)).collect();
+                                load.least_time(&candidates)
+                            }
+                            (None, _) => None,
+                        }
+                    }
                     (Some(_), Some(_)) => lock(&lb.wrr).next(
                         generation,
                         lb.servers.len(),
@@ -757,6 +823,22 @@ impl Upstreams {
                 via.push(node);
                 self.pick_node(*main, depth + 1, via)
             }
+            NodeKind::HighestRandomWeight {
+                children,
+                health_check,
+            } => {
+                let chosen = hrw::pick(
+                    via.client,
+                    children.iter().map(|(child, weight, name)| {
+                        let up = !*health_check || self.node_available(*child, depth + 1);
+                        (&**name, *weight, up)
+                    }),
+                );
+                match chosen.and_then(|pos| children.get(pos)) {
+                    Some((child, _, _)) => self.pick_node(*child, depth + 1, via),
+                    None => Pick::NoAvailableServer,
+                }
+            }
         }
     }
 
@@ -784,6 +866,11 @@ impl Upstreams {
                 .node_hold(*main, depth + 1)
                 .max(self.node_hold(*fallback, depth + 1)),
             NodeKind::Mirroring { main } => self.node_hold(*main, depth + 1),
+            NodeKind::HighestRandomWeight { children, .. } => children
+                .iter()
+                .map(|(child, _, _)| self.node_hold(*child, depth + 1))
+                .max()
+                .unwrap_or(0),
         }
     }
 
@@ -913,6 +1000,12 @@ impl Upstreams {
                 self.node_available(*main, depth + 1) || self.node_available(*fallback, depth + 1)
             }
             NodeKind::Mirroring { main } => self.node_available(*main, depth + 1),
+            NodeKind::HighestRandomWeight {
+                children,
+                health_check,
+            } => children.iter().any(|(child, weight, _)| {
+                *weight > 0 && (!*health_check || self.node_available(*child, depth + 1))
+            }),
         }
     }
 
@@ -1416,10 +1509,12 @@ pub(crate) mod tests {
             services: vec![
                 WeightedRef {
                     service: "a".into(),
+                    name: "a".into(),
                     weight: 1,
                 },
                 WeightedRef {
                     service: "b".into(),
+                    name: "b".into(),
                     weight: 1,
                 },
             ],
@@ -1495,6 +1590,7 @@ pub(crate) mod tests {
         let weighted = ServiceKind::Weighted(Weighted {
             services: vec![WeightedRef {
                 service: "outer".into(),
+                name: "outer".into(),
                 weight: 1,
             }],
             health_check: false,
