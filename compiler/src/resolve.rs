@@ -1300,6 +1300,11 @@ impl Resolver<'_> {
                 plan::ServiceKind::Weighted(plan::Weighted {
                     services: weighted_refs(&w.services),
                     health_check: w.health_check.is_some(),
+                    sticky: w
+                        .sticky
+                        .as_ref()
+                        .and_then(|s| s.cookie.as_ref())
+                        .map(|c| Box::new(sticky_cookie(c, name))),
                 })
             } else if let Some(h) = &s.highest_random_weight {
                 plan::ServiceKind::HighestRandomWeight(plan::HighestRandomWeight {

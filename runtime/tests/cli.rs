@@ -101,6 +101,7 @@ fn mirroring_below_another_service_is_served_but_chains_of_more_than_four_are_re
                 weight: 1,
             }],
             health_check: false,
+            sticky: None,
         })),
     );
     let accepted = std::sync::Arc::new(plan.clone());

@@ -837,6 +837,7 @@ mod tests {
                         },
                     ],
                     health_check: false,
+                    sticky: None,
                 }),
             },
         );

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 20;
+pub const PLAN_VERSION: u32 = 21;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -487,6 +487,9 @@ pub struct Weighted {
     pub services: Vec<WeightedRef>,
     /// Propagate health: the service is down when every child is down.
     pub health_check: bool,
+    /// Sticky sessions: a client whose cookie names an available child keeps it (the value
+    /// hashes the child's name as written); `null`: none.
+    pub sticky: Option<Box<StickyCookie>>,
 }
 
 /// A service with a weight.

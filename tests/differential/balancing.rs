@@ -416,3 +416,130 @@ fn leasttime_and_p2c_follow_the_load_as_traefik_does() {
         assert_eq!(slow_req.join().unwrap(), ["p0", "p1"][busy]);
     }
 }
+
+/// A sticky `weighted` service over sticky load balancers (load-balancing.md §3.6): each level
+/// reads and writes its own cookie, the outer one first; a child's value hashes its name as
+/// written.
+#[test]
+fn nested_sticky_cookies_are_read_and_written_as_traefik_does() {
+    let oracle = oracle("nested_sticky_cookies_are_read_and_written_as_traefik_does");
+    let backends: Vec<_> = ["b0", "b1", "b2", "b3"]
+        .into_iter()
+        .map(|n| backend(n).answer(move |_| Reply::ok(n)).start())
+        .collect();
+    let url = |i: usize| format!("http://127.0.0.1:{}", backends[i].port());
+    let dynamic = format!(
+        r#"http:
+  routers:
+    top:
+      rule: "PathPrefix(`/`)"
+      entryPoints: [web]
+      service: wtop
+  services:
+    wtop:
+      weighted:
+        sticky:
+          cookie:
+            name: lvl1
+        services:
+          - name: c1
+          - name: c2
+    c1:
+      loadBalancer:
+        sticky:
+          cookie:
+            name: lvl2
+        servers:
+          - url: "{}"
+          - url: "{}"
+    c2:
+      loadBalancer:
+        sticky:
+          cookie:
+            name: lvl2
+        servers:
+          - url: "{}"
+          - url: "{}"
+"#,
+        url(0),
+        url(1),
+        url(2),
+        url(3)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &["top"]);
+    let child_of = |server: &str| {
+        if server == "b0" || server == "b1" {
+            "c1"
+        } else {
+            "c2"
+        }
+    };
+    let index = |server: &str| server[1..].parse::<usize>().unwrap();
+    // Known in their current form: served there, nothing set.
+    let hit = ask(
+        &twin,
+        "/",
+        &format!("lvl1={}; lvl2={}", value("c1"), value(&url(1))),
+    );
+    assert_eq!(
+        (hit.text().as_str(), hit.header("set-cookie")),
+        ("b1", None)
+    );
+    // Traefik's older forms (the name, the URL): served there, both rewritten.
+    let legacy = ask(&twin, "/", &format!("lvl1=c1; lvl2={}", url(1)));
+    assert_eq!(legacy.text(), "b1");
+    assert_eq!(
+        legacy.header_all("set-cookie"),
+        Some(format!(
+            "lvl1={}; Path=/, lvl2={}; Path=/",
+            value("c1"),
+            value(&url(1))
+        ))
+    );
+    // The outer cookie names c1, the inner one a server of c2: c1 picks, only lvl2 is set.
+    // Without cookies, or with a child name spelt otherwise (`c1@file`): both set, outer first.
+    // Traefik's picks are random (it shuffles at every build): each proxy's answer is checked
+    // against its own cookies.
+    for (who, addr) in twin.targets() {
+        let cross = fetch(
+            addr,
+            "GET",
+            "/",
+            &[(
+                "Cookie",
+                &format!("lvl1={}; lvl2={}", value("c1"), value(&url(2))),
+            )],
+            b"",
+        )
+        .unwrap();
+        let server = cross.text();
+        assert_eq!(child_of(&server), "c1", "{who}");
+        assert_eq!(
+            cross.header_all("set-cookie"),
+            Some(format!("lvl2={}; Path=/", value(&url(index(&server))))),
+            "{who}"
+        );
+        for cookie in ["", "lvl1=c1@file"] {
+            let headers = [("Cookie", cookie)];
+            let fresh = fetch(
+                addr,
+                "GET",
+                "/",
+                if cookie.is_empty() { &[] } else { &headers },
+                b"",
+            )
+            .unwrap();
+            let server = fresh.text();
+            assert_eq!(
+                fresh.header_all("set-cookie"),
+                Some(format!(
+                    "lvl1={}; Path=/, lvl2={}; Path=/",
+                    value(child_of(&server)),
+                    value(&url(index(&server)))
+                )),
+                "{who}: {cookie:?}"
+            );
+        }
+    }
+}

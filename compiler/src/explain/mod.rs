@@ -261,7 +261,10 @@ fn service_rows(name: &str, svc: &Service, table: &mut Table) {
                     .iter()
                     .map(|c| (format!("→ {}", c.service), format!("weight {}", c.weight)))
                     .collect(),
-                propagation(w.health_check),
+                match &w.sticky {
+                    Some(c) => format!("{}, sticky cookie {}", propagation(w.health_check), c.name),
+                    None => propagation(w.health_check),
+                },
                 None,
             ),
             ServiceKind::HighestRandomWeight(h) => (

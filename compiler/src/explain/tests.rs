@@ -162,6 +162,7 @@ fn fixture() -> Plan {
                     },
                 ],
                 health_check: true,
+                sticky: None,
             }),
         },
     );

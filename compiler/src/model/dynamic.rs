@@ -386,7 +386,7 @@ pub struct WeightedRoundRobin {
     pub services: Option<Vec<WeightedService>>,
     /// Sticky sessions via a cookie naming the chosen child (default: off; `{}` enables it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
+    #[schemars(extend("x-allow-empty" = true))]
     pub sticky: Option<Sticky>,
     /// `{}` skips children reported down and propagates this service's status upward (default: off).
     #[serde(default, skip_serializing_if = "Option::is_none")]

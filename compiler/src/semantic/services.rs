@@ -154,6 +154,9 @@ impl<'a> Ctx<'a> {
                 }
             }
             if let Some(w) = &s.weighted {
+                if let Some(sticky) = &w.sticky {
+                    self.check_sticky(name, fi, &format!("{base}/weighted/sticky"), sticky);
+                }
                 for (i, ws) in w.services.iter().flatten().enumerate() {
                     let p = format!("{base}/weighted/services/{i}/name");
                     if let Some(n) = &ws.name {

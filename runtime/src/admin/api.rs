@@ -624,6 +624,9 @@ fn services(plan: &Plan, ups: &Upstreams) -> Vec<Item> {
                 if w.health_check {
                     m.insert("healthCheck".into(), json!({}));
                 }
+                if let Some(c) = &w.sticky {
+                    m.insert("sticky".into(), sticky(c));
+                }
                 raw.insert("weighted".into(), Value::Object(m));
                 "weighted"
             }
@@ -774,28 +777,7 @@ fn load_balancer(lb: &LoadBalancer) -> Value {
         m.insert("serversTransport".into(), json!(transport));
     }
     if let Some(c) = &lb.sticky {
-        // Traefik shows the effective cookie: the name it derived, the path it defaults.
-        let mut cookie = Map::new();
-        cookie.insert("name".into(), json!(c.name));
-        if c.secure {
-            cookie.insert("secure".into(), json!(true));
-        }
-        if c.http_only {
-            cookie.insert("httpOnly".into(), json!(true));
-        }
-        if let Some(s) = c.same_site {
-            cookie.insert("sameSite".into(), json!(s.as_str().to_ascii_lowercase()));
-        }
-        if let Some(age) = c.max_age {
-            cookie.insert("maxAge".into(), json!(age));
-        }
-        if let Some(p) = &c.path {
-            cookie.insert("path".into(), json!(p));
-        }
-        if let Some(d) = &c.domain {
-            cookie.insert("domain".into(), json!(d));
-        }
-        m.insert("sticky".into(), json!({ "cookie": cookie }));
+        m.insert("sticky".into(), sticky(c));
     }
     Value::Object(m)
 }
@@ -878,6 +860,32 @@ fn middlewares(plan: &Plan) -> Vec<Item> {
         .collect();
     sort_by_name(&mut items);
     items
+}
+
+/// A sticky cookie as Traefik shows it: the effective cookie (the name it derived, the path it
+/// defaults).
+fn sticky(c: &bridge_plan::StickyCookie) -> Value {
+    let mut cookie = Map::new();
+    cookie.insert("name".into(), json!(c.name));
+    if c.secure {
+        cookie.insert("secure".into(), json!(true));
+    }
+    if c.http_only {
+        cookie.insert("httpOnly".into(), json!(true));
+    }
+    if let Some(s) = c.same_site {
+        cookie.insert("sameSite".into(), json!(s.as_str().to_ascii_lowercase()));
+    }
+    if let Some(age) = c.max_age {
+        cookie.insert("maxAge".into(), json!(age));
+    }
+    if let Some(p) = &c.path {
+        cookie.insert("path".into(), json!(p));
+    }
+    if let Some(d) = &c.domain {
+        cookie.insert("domain".into(), json!(d));
+    }
+    json!({ "cookie": cookie })
 }
 
 /// (Traefik field, `type`, configuration) of a middleware, with Go's `omitempty`: empty strings,

@@ -32,6 +32,8 @@ impl Runtime {
     ) -> (Response<Body>, bool) {
         if b.declared_too_large(req.headers()) {
             tracing::debug!("buffering: declared request body over maxRequestBodyBytes");
+            let (parts, mut body) = req.into_parts();
+            buf::drain(&parts.headers, &mut body).await;
             return (buf::too_large(), false);
         }
         let stored = if hyper::body::Body::is_end_stream(req.body()) {
@@ -48,6 +50,8 @@ impl Runtime {
                 Ok(stored) => stored,
                 Err(RequestRefusal::TooLarge) => {
                     tracing::debug!("buffering: request body over maxRequestBodyBytes");
+                    let (parts, mut body) = req.into_parts();
+                    buf::drain(&parts.headers, &mut body).await;
                     return (buf::too_large(), false);
                 }
                 Err(RequestRefusal::ClientGone) => {

@@ -178,8 +178,12 @@ impl Runtime {
     /// Sends the client back to `server` next time: its load balancer is sticky and the
     /// request's cookie did not name it.
     fn set_cookie(&self, resp: &mut Response<Body>, server: &ServerRef, via: &Via) {
+        let fields = resp.headers_mut();
+        for cookie in self.upstreams.level_cookies(via) {
+            fields.append(header::SET_COOKIE, cookie);
+        }
         if let Some(cookie) = self.upstreams.set_cookie(server, via) {
-            resp.headers_mut().append(header::SET_COOKIE, cookie);
+            fields.append(header::SET_COOKIE, cookie);
         }
     }
 

@@ -221,6 +221,9 @@ pub struct Via {
     /// The server the request's cookie named in its current form, as (node, index): its answer
     /// needs no `Set-Cookie`.
     hit: Option<(u32, u32)>,
+    /// Sticky weighted services the pick went through, outermost first: (node, child position,
+    /// the cookie named that child in its current form).
+    levels: [Option<(u32, u32, bool)>; 2],
     /// The client's address, for `hrw` load balancers.
     pub(crate) client: Option<std::net::IpAddr>,
     /// The request's `Cookie` fields, when the service has a sticky load balancer and the
@@ -256,6 +259,18 @@ impl Via {
     /// True when the pick went through no mirroring service.
     pub fn is_empty(&self) -> bool {
         self.mirrors[0].is_none()
+    }
+
+    /// Records the child a sticky weighted service chose; past two levels, deeper ones are not
+    /// recorded (their answers carry no cookie of theirs).
+    fn level(&mut self, node: usize, pos: usize, named: bool) {
+        if let (Some(slot), Ok(node), Ok(pos)) = (
+            self.levels.iter_mut().find(|l| l.is_none()),
+            u32::try_from(node),
+            u32::try_from(pos),
+        ) {
+            *slot = Some((node, pos, named));
+        }
     }
 
     /// Whether the request's cookie named `server` in its current form.
@@ -341,6 +356,8 @@ enum NodeKind {
         /// (node index, weight)
         children: Vec<(usize, u32)>,
         wrr: Mutex<SmoothWrr>,
+        /// Sticky sessions over the children, when configured.
+        sticky: Option<sticky::Sticky>,
     },
     Failover {
         main: usize,
@@ -506,9 +523,14 @@ fn node_sticky(nodes: &[ServiceNode], node: usize, depth: usize) -> bool {
     }
     match nodes.get(node).map(|n| &n.kind) {
         Some(NodeKind::LoadBalancer(lb)) => lb.sticky.is_some(),
-        Some(NodeKind::Weighted { children, .. }) => children
-            .iter()
-            .any(|(child, _)| node_sticky(nodes, *child, depth + 1)),
+        Some(NodeKind::Weighted {
+            children, sticky, ..
+        }) => {
+            sticky.is_some()
+                || children
+                    .iter()
+                    .any(|(child, _)| node_sticky(nodes, *child, depth + 1))
+        }
         Some(NodeKind::Failover { main, fallback }) => {
             node_sticky(nodes, *main, depth + 1) || node_sticky(nodes, *fallback, depth + 1)
         }
@@ -618,6 +640,15 @@ impl Upstreams {
                         .map(|r| Ok((resolve(name, &r.service)?, r.weight)))
                         .collect::<Result<_, UpstreamError>>()?,
                     wrr: Mutex::default(),
+                    sticky: match &w.sticky {
+                        Some(c) => Some(
+                            sticky::Sticky::new(c, w.services.iter().map(|r| r.name.as_str()))
+                                .ok_or_else(|| UpstreamError::InvalidCookie {
+                                    service: name.clone(),
+                                })?,
+                        ),
+                        None => None,
+                    },
                 },
                 ServiceKind::HighestRandomWeight(h) => NodeKind::HighestRandomWeight {
                     children: h
@@ -678,6 +709,26 @@ impl Upstreams {
         lb.sticky.as_ref()?.set_cookie(server.index).cloned()
     }
 
+    /// The `Set-Cookie` values of the sticky weighted services the pick went through whose
+    /// cookie did not already name the chosen child, outermost first (Traefik's order: each
+    /// level writes its own before calling the next).
+    pub(crate) fn level_cookies(&self, via: &Via) -> impl Iterator<Item = http::HeaderValue> + '_ {
+        via.levels
+            .into_iter()
+            .map_while(|l| l)
+            .filter(|(_, _, named)| !named)
+            .filter_map(|(node, pos, _)| match self.inner.nodes.get(node as usize) {
+                Some(ServiceNode {
+                    kind:
+                        NodeKind::Weighted {
+                            sticky: Some(st), ..
+                        },
+                    ..
+                }) => st.set_cookie(pos as usize).cloned(),
+                _ => None,
+            })
+    }
+
     /// Counts a request sent to `server` in flight, when its load balancer's strategy reads
     /// that (`p2c`; `leasttime`, except for a request its cookie sent there, as in Traefik).
     pub(crate) fn count(&self, server: &ServerRef, via: &Via) -> Option<load::Counted> {
@@ -714,6 +765,7 @@ impl Upstreams {
         }
         via.mirrors = Default::default();
         via.hit = None;
+        via.levels = Default::default();
         self.pick_node(id.0, 0, via)
     }
 
@@ -789,7 +841,22 @@ impl Upstreams {
                     None => Pick::NoAvailableServer,
                 }
             }
-            NodeKind::Weighted { children, wrr } => {
+            NodeKind::Weighted {
+                children,
+                wrr,
+                sticky,
+            } => {
+                // A cookie naming an available child wins, without advancing the rotation.
+                if let Some(st) = sticky
+                    && let Some(cookies) = via.cookies.as_deref()
+                    && let Some(named) = st.named(cookies)
+                    && let Some((child, weight)) = children.get(named.index)
+                    && *weight > 0
+                    && self.node_available(*child, depth + 1)
+                {
+                    via.level(node, named.index, !named.legacy);
+                    return self.pick_node(*child, depth + 1, via);
+                }
                 let generation = self.inner.generation.load(Ordering::Acquire);
                 let candidates = || {
                     children
@@ -807,8 +874,13 @@ impl Upstreams {
                     // Availability checks are atomic loads only: no other lock is taken under this one.
                     (Some(_), Some(_)) => lock(wrr).next(generation, children.len(), candidates()),
                 };
-                match chosen.and_then(|pos| children.get(pos)) {
-                    Some((child, _)) => self.pick_node(*child, depth + 1, via),
+                match chosen.and_then(|pos| children.get(pos).map(|c| (pos, c))) {
+                    Some((pos, (child, _))) => {
+                        if sticky.is_some() {
+                            via.level(node, pos, false);
+                        }
+                        self.pick_node(*child, depth + 1, via)
+                    }
                     None => Pick::NoAvailableServer,
                 }
             }
@@ -1519,6 +1591,7 @@ pub(crate) mod tests {
                 },
             ],
             health_check: false,
+            sticky: None,
         });
         let up = two_lbs_plus(("w", weighted));
         assert_eq!(up.pick("w"), Pick::NoAvailableServer);
@@ -1594,6 +1667,7 @@ pub(crate) mod tests {
                 weight: 1,
             }],
             health_check: false,
+            sticky: None,
         });
         let up = Upstreams::from_plan(&plan(vec![
             ("a", lb(&[(A, 1)], Some(seed_check()))),

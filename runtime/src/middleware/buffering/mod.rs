@@ -187,6 +187,33 @@ fn holds(c: &RetryCondition, attempt: u32, status: u16, method: &Method) -> bool
     }
 }
 
+/// The most of a refused body read and dropped before the answer, as Go's server reads it
+/// (past it, Go closes the connection).
+const DRAIN_MAX: u64 = 256 * 1024;
+
+/// Reads and drops up to [`DRAIN_MAX`] more of a refused body, for at most a second, unless
+/// the client waits for `100 Continue` (it has sent nothing then, and must not be asked). A
+/// connection closed with unread bytes in its receive buffer is reset by the kernel, which can
+/// destroy the answer before the client reads it; a small body read to its end also lets the
+/// connection be kept.
+pub(crate) async fn drain(fields: &HeaderMap, body: &mut RequestBody) {
+    if fields.contains_key(header::EXPECT) || hyper::body::Body::is_end_stream(body) {
+        return;
+    }
+    let read = async {
+        let mut seen: u64 = 0;
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Ok(data) = frame.into_data() {
+                seen += data.len() as u64;
+                if seen > DRAIN_MAX {
+                    break;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), read).await;
+}
+
 /// oxy's answer to a request body over the limit.
 pub(crate) fn too_large() -> Response<Body> {
     crate::body::answer(StatusCode::PAYLOAD_TOO_LARGE, "Request Entity Too Large")
