@@ -446,6 +446,11 @@ pub(crate) async fn run<'a>(
             // Boxed: the hash check's state would make every request's future larger.
             Middleware::BasicAuth(a) => Box::pin(a.apply(req.headers_mut())).await,
             Middleware::ForwardAuth(a) => Box::pin(a.apply(req, ctx)).await,
+            // An upgrade has no body to read and its answer is a tunnel: oxy passes it on (only
+            // a request that switches protocols keeps its `Upgrade` field this far).
+            Middleware::Buffering(_) if req.headers().contains_key(header::UPGRADE) => {
+                Flow::Continue
+            }
             Middleware::Buffering(b) => return Ran::Buffer(b, i + 1),
             Middleware::GrpcWeb(g) => g.apply(req, ctx),
             other => other.apply_now(req, ctx),

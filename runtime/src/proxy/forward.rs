@@ -209,10 +209,11 @@ impl Runtime {
             };
             let last = !(a.may_retry && attempt < a.max_attempts);
             let counted = self.upstreams.count(&server, &a.via);
-            let sent_at = tokio::time::Instant::now();
+            // Only leasttime and p2c read the time to the first byte.
+            let sent_at = counted.as_ref().map(|_| tokio::time::Instant::now());
             let sent = self.send_once(a, target, last).await;
-            if let (Some(c), Ok(_)) = (&counted, &sent) {
-                c.first_byte(sent_at.elapsed());
+            if let (Some(c), Some(at), Ok(_)) = (&counted, sent_at, &sent) {
+                c.first_byte(at.elapsed());
             }
             match sent {
                 Err(e) if !last => {

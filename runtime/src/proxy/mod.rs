@@ -129,6 +129,83 @@ struct Here<'a> {
     upgrade: bool,
 }
 
+/// The router's chain from middleware `$from` on, its service, and on the way back the edits and
+/// stages of those middlewares: `(answer, sniff)`, or `return $done(answer, false)` for an
+/// answer the chain does not edit (the API's). A macro, not a function, so the request path
+/// (`respond`, a chain without `buffering`) keeps the request and its context in its own future
+/// instead of moving them into another one; `serve_chain` runs the same for each attempt of a
+/// `buffering` middleware.
+macro_rules! chain_and_service {
+    ($self:ident, $router:expr, $from:expr, $req:ident, $ctx:ident, $fields:ident, $at:expr, $done:expr) => {{
+            let chain = $router.chain.get($from..).unwrap_or_default();
+            // A router without middlewares does not enter the chain's future at all.
+            let ran = if chain.is_empty() {
+                crate::middleware::Ran::Through
+            } else {
+                crate::middleware::run(chain, &mut $req, &mut $ctx).await
+            };
+            let resp = match ran {
+                crate::middleware::Ran::Answered(answer) => answer,
+                crate::middleware::Ran::Buffer(b, rest) => {
+                    let slots = std::mem::take(&mut $ctx.slots);
+                    let (mut resp, sniff) =
+                        Box::pin($self.buffered(b, $router, $from + rest, $req, &$ctx, $at)).await;
+                    $ctx.response.sniff |= sniff;
+                    $ctx.response.apply(resp.headers_mut());
+                    if slots.is_empty() {
+                        resp
+                    } else {
+                        resp.map(|b| crate::body::Held::wrap(b, slots))
+                    }
+                }
+                crate::middleware::Ran::Through => {
+                    if $ctx.fields_changed {
+                        $fields = strict::Fields::of($req.headers());
+                    }
+                    let mut resp = match &$router.service {
+                        Dispatch::Service(id) => {
+                            let out = forward::Outbound {
+                                service: *id,
+                                service_name: &$router.service_name,
+                                peer: $at.peer,
+                                entry: $at.entry,
+                                host: $at.host,
+                                path_and_query: &$ctx.path_and_query,
+                                retry: $ctx.retry,
+                                upgrade: $at.upgrade,
+                                fields: &$fields,
+                                slots: std::mem::take(&mut $ctx.slots),
+                                append_for: true,
+                            };
+                            let forwarded = std::mem::take(&mut $ctx.forwarded);
+                            $self.forward(out, forwarded, $req).await
+                        }
+                        // api@internal / dashboard@internal, after the router's middlewares (basicAuth in
+                        // prod); their answers are not edited by the chain.
+                        Dispatch::Api => {
+                            let resp = $self.api($req.method(), $req.uri()).unwrap_or_else(not_found);
+                            return $done(resp, false);
+                        }
+                        Dispatch::Missing => {
+                            text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n")
+                        }
+                        Dispatch::Ping | Dispatch::Prometheus => return $done(not_found(), false),
+                    };
+                    $ctx.response.apply(resp.headers_mut());
+                    resp
+                }
+            };
+            let sniff = $ctx.response.sniff;
+            let resp = if $ctx.response.stages.is_empty() {
+                resp
+            } else {
+                let stages = std::mem::take(&mut $ctx.response.stages);
+                $self.through_stages(resp, stages, $at, sniff).await
+            };
+            (resp, sniff)
+    }};
+}
+
 impl Runtime {
     /// Answers one request that arrived on entry point `ep` from `peer`, over TLS when `tls`;
     /// with metrics or an access log, the request is recorded when its response has been sent.
@@ -252,7 +329,7 @@ impl Runtime {
         ep: EntryId,
         peer: Peer,
         tls: bool,
-        req: Request<RequestBody>,
+        mut req: Request<RequestBody>,
         mut arrival: Arrival,
     ) -> Response<Body> {
         let Some(entry) = self.entries.get(ep.0) else {
@@ -332,9 +409,9 @@ impl Runtime {
             tls,
             upgrade: arrival.upgrade,
         };
-        let (resp, sniff) = self
-            .serve_chain(router, 0, req, ctx, arrival.fields, &at)
-            .await;
+        let mut fields = arrival.fields;
+        let done = |r, _| r;
+        let (resp, sniff) = chain_and_service!(self, router, 0, req, ctx, fields, &at, done);
         if sniff {
             return Box::pin(crate::middleware::content_type::sniffed(resp)).await;
         }
@@ -353,76 +430,8 @@ impl Runtime {
         mut fields: strict::Fields,
         at: &Here<'a>,
     ) -> (Response<Body>, bool) {
-        let chain = router.chain.get(from..).unwrap_or_default();
-        // A router without middlewares does not enter the chain's future at all.
-        let ran = if chain.is_empty() {
-            crate::middleware::Ran::Through
-        } else {
-            crate::middleware::run(chain, &mut req, &mut ctx).await
-        };
-        let resp = match ran {
-            crate::middleware::Ran::Answered(answer) => answer,
-            // An upgrade has no body to read and its answer is a tunnel: oxy passes it on.
-            crate::middleware::Ran::Buffer(_, rest) if at.upgrade => {
-                return Box::pin(self.serve_chain(router, from + rest, req, ctx, fields, at)).await;
-            }
-            crate::middleware::Ran::Buffer(b, rest) => {
-                let slots = std::mem::take(&mut ctx.slots);
-                let (mut resp, sniff) =
-                    Box::pin(self.buffered(b, router, from + rest, req, &ctx, at)).await;
-                ctx.response.sniff |= sniff;
-                ctx.response.apply(resp.headers_mut());
-                if slots.is_empty() {
-                    resp
-                } else {
-                    resp.map(|b| crate::body::Held::wrap(b, slots))
-                }
-            }
-            crate::middleware::Ran::Through => {
-                if ctx.fields_changed {
-                    fields = strict::Fields::of(req.headers());
-                }
-                let mut resp = match &router.service {
-                    Dispatch::Service(id) => {
-                        let out = forward::Outbound {
-                            service: *id,
-                            service_name: &router.service_name,
-                            peer: at.peer,
-                            entry: at.entry,
-                            host: at.host,
-                            path_and_query: &ctx.path_and_query,
-                            retry: ctx.retry,
-                            upgrade: at.upgrade,
-                            fields: &fields,
-                            slots: std::mem::take(&mut ctx.slots),
-                            append_for: true,
-                        };
-                        let forwarded = std::mem::take(&mut ctx.forwarded);
-                        self.forward(out, forwarded, req).await
-                    }
-                    // api@internal / dashboard@internal, after the router's middlewares (basicAuth in
-                    // prod); their answers are not edited by the chain.
-                    Dispatch::Api => {
-                        let resp = self.api(req.method(), req.uri()).unwrap_or_else(not_found);
-                        return (resp, false);
-                    }
-                    Dispatch::Missing => {
-                        text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n")
-                    }
-                    Dispatch::Ping | Dispatch::Prometheus => return (not_found(), false),
-                };
-                ctx.response.apply(resp.headers_mut());
-                resp
-            }
-        };
-        let sniff = ctx.response.sniff;
-        let resp = if ctx.response.stages.is_empty() {
-            resp
-        } else {
-            let stages = std::mem::take(&mut ctx.response.stages);
-            self.through_stages(resp, stages, at, sniff).await
-        };
-        (resp, sniff)
+        let done = |r, sniff| (r, sniff);
+        chain_and_service!(self, router, from, req, ctx, fields, at, done)
     }
 
     /// The answer back through the chain's stages, innermost first.
