@@ -46,7 +46,8 @@ pub enum RequestBody {
     /// A body a middleware read whole (`forwardAuth`'s `forwardBody`), sent on once.
     Buffered(Option<Bytes>),
     /// A body `buffering` stored partly in a temporary file, read back for one attempt.
-    Stored(crate::middleware::buffering::store::Reader),
+    /// Boxed: it would make every request's body, moved with the request, larger.
+    Stored(Box<crate::middleware::buffering::store::Reader>),
     /// A body a middleware translates as it streams (`grpcWeb`'s base64 text requests).
     Translated(crate::body::Body),
 }
@@ -64,7 +65,7 @@ impl hyper::body::Body for RequestBody {
             Self::Hyper(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             Self::Empty => Poll::Ready(None),
             Self::Buffered(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            Self::Stored(r) => Pin::new(r).poll_frame(cx).map_err(Into::into),
+            Self::Stored(r) => Pin::new(&mut **r).poll_frame(cx).map_err(Into::into),
             Self::Translated(b) => Pin::new(b).poll_frame(cx),
         }
     }

@@ -222,8 +222,9 @@ pub struct Via {
     /// needs no `Set-Cookie`.
     hit: Option<(u32, u32)>,
     /// Sticky weighted services the pick went through, outermost first: (node, child position,
-    /// the cookie named that child in its current form).
-    levels: [Option<(u32, u32, bool)>; 2],
+    /// the cookie named that child in its current form). Boxed, and only for such picks: it
+    /// would make every request's future larger.
+    levels: Option<Box<Levels>>,
     /// The client's address, for `hrw` load balancers.
     pub(crate) client: Option<std::net::IpAddr>,
     /// The request's `Cookie` fields, when the service has a sticky load balancer and the
@@ -264,8 +265,9 @@ impl Via {
     /// Records the child a sticky weighted service chose; past two levels, deeper ones are not
     /// recorded (their answers carry no cookie of theirs).
     fn level(&mut self, node: usize, pos: usize, named: bool) {
+        let levels = self.levels.get_or_insert_with(Box::default);
         if let (Some(slot), Ok(node), Ok(pos)) = (
-            self.levels.iter_mut().find(|l| l.is_none()),
+            levels.iter_mut().find(|l| l.is_none()),
             u32::try_from(node),
             u32::try_from(pos),
         ) {
@@ -279,6 +281,9 @@ impl Via {
             .is_some_and(|(n, i)| n as usize == server.node && i as usize == server.index)
     }
 }
+
+/// The sticky weighted services of one pick: (node, child position, named by the cookie).
+type Levels = [Option<(u32, u32, bool)>; 2];
 
 /// A service resolved once by [`Upstreams::service_id`], to pick without hashing its key on every
 /// request. Only meaningful for the [`Upstreams`] that returned it.
@@ -713,7 +718,9 @@ impl Upstreams {
     /// cookie did not already name the chosen child, outermost first (Traefik's order: each
     /// level writes its own before calling the next).
     pub(crate) fn level_cookies(&self, via: &Via) -> impl Iterator<Item = http::HeaderValue> + '_ {
-        via.levels
+        let levels: [Option<(u32, u32, bool)>; 2] =
+            via.levels.as_deref().copied().unwrap_or_default();
+        levels
             .into_iter()
             .map_while(|l| l)
             .filter(|(_, _, named)| !named)
@@ -765,7 +772,7 @@ impl Upstreams {
         }
         via.mirrors = Default::default();
         via.hit = None;
-        via.levels = Default::default();
+        via.levels = None;
         self.pick_node(id.0, 0, via)
     }
 

@@ -256,7 +256,7 @@ pub(crate) fn request_body(stored: &Stored) -> RequestBody {
     }
     match stored.in_memory() {
         Some(bytes) => RequestBody::Buffered(Some(bytes)),
-        None => RequestBody::Stored(stored.reader()),
+        None => RequestBody::Stored(Box::new(stored.reader())),
     }
 }
 
