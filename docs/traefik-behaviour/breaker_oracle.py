@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Ask the real Traefik binary what it thinks of circuitBreaker expressions.
+"""Ask the real Traefik binary what it thinks of circuitBreaker expressions, or
+(with `--buffering`) of buffering retry expressions: the same parser in oxy's
+two dialects.
 
-Usage: oracle.py INPUT OUTPUT [PORT_BASE]
+Usage: breaker_oracle.py [--buffering] INPUT OUTPUT [PORT_BASE]
 
 INPUT has one expression per line, written as a JSON string (so newlines,
 tabs and NUL bytes are exact).  OUTPUT receives `json-string<TAB>verdict`,
@@ -9,11 +11,13 @@ where the verdict is `ok` for an enabled middleware or the error text
 Traefik reports for a disabled one.
 
 One Traefik process is started per run with a file provider: every
-expression gets its own circuitBreaker middleware and its own router (a
-middleware is only built, and so only validated, when a router uses it).
+expression gets its own circuitBreaker middleware (or `buffering` with only
+`retryExpression`, a valid non-empty middleware; the empty string means "no
+retries") and its own router (a middleware is only built, and so only
+validated, when a router uses it).
 The dynamic configuration is written as JSON, which the YAML loader
 accepts, so strings are passed through byte for byte.  Only loopback
-ports in 18000-18299 are used; the process is stopped by its PID.
+ports in 18000-18599 are used; the process is stopped by its PID.
 """
 
 import json
@@ -30,10 +34,14 @@ TRAEFIK = "/opt/traefik-venv/bin/traefik"
 
 
 def main() -> int:
-    src, dst = sys.argv[1], sys.argv[2]
-    base = int(sys.argv[3]) if len(sys.argv) > 3 else 18000
-    if not 18000 <= base <= 18298:
-        raise SystemExit("port base must be within 18000-18298")
+    args = sys.argv[1:]
+    buffering = bool(args) and args[0] == "--buffering"
+    if buffering:
+        args = args[1:]
+    src, dst = args[0], args[1]
+    base = int(args[2]) if len(args) > 2 else 18000
+    if not 18000 <= base <= 18598:
+        raise SystemExit("port base must be within 18000-18598")
     api_port, web_port = base, base + 1
 
     with open(src, encoding="utf-8") as f:
@@ -41,7 +49,11 @@ def main() -> int:
 
     middlewares, routers = {}, {}
     for i, expr in enumerate(exprs):
-        middlewares[f"cb{i}"] = {"circuitBreaker": {"expression": expr}}
+        middlewares[f"cb{i}"] = (
+            {"buffering": {"retryExpression": expr}}
+            if buffering
+            else {"circuitBreaker": {"expression": expr}}
+        )
         routers[f"r{i}"] = {
             "rule": f"Host(`r{i}.test`)",
             "entryPoints": ["web"],

@@ -1364,7 +1364,7 @@ fn divergences() -> Vec<(String, &'static str, &'static str, &'static str)> {
 // buffering's retryExpression
 
 /// Traefik 3.7.15's verdicts on `buffering` retry expressions
-/// (`docs/traefik-behaviour/buffer_retry_oracle.py`): `json-string<TAB>ok-or-error`.
+/// (`docs/traefik-behaviour/breaker_oracle.py --buffering`): `json-string<TAB>ok-or-error`.
 const RETRY_CORPUS: &str = include_str!("../../../docs/traefik-behaviour/buffer_retry_corpus.tsv");
 
 fn retry_corpus() -> Vec<(String, String)> {

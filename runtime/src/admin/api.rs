@@ -614,16 +614,7 @@ fn services(plan: &Plan, ups: &Upstreams) -> Vec<Item> {
                 "loadbalancer"
             }
             ServiceKind::Weighted(w) => {
-                let children: Vec<Value> = w
-                    .services
-                    .iter()
-                    .map(|c| json!({ "name": qualify(&c.service), "weight": c.weight }))
-                    .collect();
-                let mut m = Map::new();
-                m.insert("services".into(), Value::Array(children));
-                if w.health_check {
-                    m.insert("healthCheck".into(), json!({}));
-                }
+                let mut m = children(&w.services, w.health_check);
                 if let Some(c) = &w.sticky {
                     m.insert("sticky".into(), sticky(c));
                 }
@@ -631,16 +622,7 @@ fn services(plan: &Plan, ups: &Upstreams) -> Vec<Item> {
                 "weighted"
             }
             ServiceKind::HighestRandomWeight(h) => {
-                let children: Vec<Value> = h
-                    .services
-                    .iter()
-                    .map(|c| json!({ "name": qualify(&c.service), "weight": c.weight }))
-                    .collect();
-                let mut m = Map::new();
-                m.insert("services".into(), Value::Array(children));
-                if h.health_check {
-                    m.insert("healthCheck".into(), json!({}));
-                }
+                let m = children(&h.services, h.health_check);
                 raw.insert("highestRandomWeight".into(), Value::Object(m));
                 "highestrandomweight"
             }
@@ -860,6 +842,20 @@ fn middlewares(plan: &Plan) -> Vec<Item> {
         .collect();
     sort_by_name(&mut items);
     items
+}
+
+/// A weighted or highestRandomWeight service's `services` (and `healthCheck` when it is set).
+fn children(services: &[bridge_plan::WeightedRef], health_check: bool) -> Map<String, Value> {
+    let list: Vec<Value> = services
+        .iter()
+        .map(|c| json!({ "name": qualify(&c.service), "weight": c.weight }))
+        .collect();
+    let mut m = Map::new();
+    m.insert("services".into(), Value::Array(list));
+    if health_check {
+        m.insert("healthCheck".into(), json!({}));
+    }
+    m
 }
 
 /// A sticky cookie as Traefik shows it: the effective cookie (the name it derived, the path it
