@@ -307,7 +307,8 @@ impl hyper::body::Body for Streamed {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        // A partial quantum left must still be reported by `poll_frame`.
+        self.inner.is_end_stream() && self.decode.as_ref().is_none_or(|d| d.pending.is_empty())
     }
 
     fn size_hint(&self) -> SizeHint {

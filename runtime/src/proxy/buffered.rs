@@ -33,8 +33,8 @@ impl Runtime {
         if b.declared_too_large(req.headers()) {
             tracing::debug!("buffering: declared request body over maxRequestBodyBytes");
             let (parts, mut body) = req.into_parts();
-            buf::drain(&parts.headers, &mut body).await;
-            return (buf::too_large(), false);
+            let drained = buf::drain(&parts.headers, &mut body).await;
+            return (buf::too_large_after(drained), false);
         }
         let stored = if hyper::body::Body::is_end_stream(req.body()) {
             buf::store::Stored::default()
@@ -51,8 +51,8 @@ impl Runtime {
                 Err(RequestRefusal::TooLarge) => {
                     tracing::debug!("buffering: request body over maxRequestBodyBytes");
                     let (parts, mut body) = req.into_parts();
-                    buf::drain(&parts.headers, &mut body).await;
-                    return (buf::too_large(), false);
+                    let drained = buf::drain(&parts.headers, &mut body).await;
+                    return (buf::too_large_after(drained), false);
                 }
                 Err(RequestRefusal::ClientGone) => {
                     tracing::debug!("buffering: the client went away before its body ended");
@@ -86,7 +86,7 @@ impl Runtime {
                 Box::pin(self.serve_chain(router, rest, copy, ctx, fields, at)).await;
             let (head, body) = resp.into_parts();
             let status = head.status;
-            let held = match b.read_response(body).await {
+            let (held, trailers) = match b.read_response(body).await {
                 Ok(held) => held,
                 // The write error is seen before the condition: no replay.
                 Err(ResponseRefusal::TooLarge) => return (buf::internal_error(), false),
@@ -106,7 +106,7 @@ impl Runtime {
                 // The server's fields, its length among them, and no body.
                 Response::from_parts(head, crate::body::full(bytes::Bytes::new()))
             } else {
-                buf::held_answer(head, &held)
+                buf::held_answer(head, &held, trailers)
             };
             return (resp, sniff);
         }

@@ -154,17 +154,13 @@ impl Runtime {
                     result,
                     &server,
                     &attempts.out,
-                    (client_upgrade, slots),
+                    (client_upgrade, slots, counted),
                     write_deadline,
                 );
                 if sticky {
                     self.set_cookie(&mut resp, &server, &attempts.via);
                 }
-                // p2c / leasttime: in flight until the answer has been sent.
-                match counted {
-                    Some(c) => resp.map(|b| crate::body::Held::wrap(b, c)),
-                    None => resp,
-                }
+                resp
             }
             Err(mut answer) => {
                 if let Some(first) = first {
@@ -319,10 +315,15 @@ impl Runtime {
     /// The body sent upstream on the owned path: under the entry point's read deadline (none
     /// for a request without a body: nothing is left to read), teed to the mirrors if any.
     fn request_body(&self, a: &Attempts<'_>, body: RequestBody) -> ReqBody {
+        // Only a body still coming from the client is read under its deadline (buffering's was
+        // read whole before the first attempt).
+        let from_client = matches!(body, RequestBody::Hyper(_) | RequestBody::Translated(_));
         // Marked as the client's, so a failure reading it is not blamed on the server.
         let body = body.map_err(ClientBodyError);
         let body = match a.read_deadline {
-            Some(at) if !a.out.upgrade && !hyper::body::Body::is_end_stream(&body) => {
+            Some(at)
+                if from_client && !a.out.upgrade && !hyper::body::Body::is_end_stream(&body) =>
+            {
                 crate::deadline::Deadline::new(body, at, "read").boxed_unsync()
             }
             _ => body
@@ -354,9 +355,12 @@ impl Runtime {
         result: Result<Response<UpstreamBody>, SendError>,
         server: &ServerRef,
         out: &Outbound<'_>,
-        (client_upgrade, slots): (
+        // inFlightReq slots and the p2c / leasttime count: held until the answer has been sent,
+        // or for a tunnel until it closes.
+        (client_upgrade, slots, counted): (
             Option<hyper::upgrade::OnUpgrade>,
             Vec<crate::middleware::in_flight::Slot>,
+            Option<crate::upstream::load::Counted>,
         ),
         write_deadline: Option<tokio::time::Instant>,
     ) -> Response<Body> {
@@ -409,7 +413,7 @@ impl Runtime {
                 server.names(),
                 self.upstreams.tunnel_grace(server),
                 Duration::from_millis(out.entry.timeouts.grace_ms),
-                slots,
+                (slots, counted),
             );
             return resp.map(|b| b.boxed());
         } else if !resp.body().hop_by_hop_removed() {
@@ -424,10 +428,10 @@ impl Runtime {
             Some(at) => crate::deadline::Deadline::new(b, at, "write").boxed(),
             None => b.boxed(),
         });
-        if slots.is_empty() {
-            resp
-        } else {
-            resp.map(|b| crate::body::Held::wrap(b, slots))
+        match (slots.is_empty(), counted) {
+            (true, None) => resp,
+            (false, None) => resp.map(|b| crate::body::Held::wrap(b, slots)),
+            (_, Some(c)) => resp.map(|b| crate::body::Held::wrap(b, (slots, c))),
         }
     }
 }

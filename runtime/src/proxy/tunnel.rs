@@ -212,8 +212,9 @@ impl Tunnels {
         (service, url): (Arc<str>, Arc<str>),
         health_grace: Option<Duration>,
         shutdown_grace: Duration,
-        // inFlightReq slots: held while the tunnel is open, as Traefik's handler holds them.
-        slots: Vec<crate::middleware::in_flight::Slot>,
+        // inFlightReq slots and p2c / leasttime counts: held while the tunnel is open, as
+        // Traefik's handler holds them.
+        slots: impl Send + 'static,
     ) {
         let follow = Follow {
             rx: self.watch(&service, &url),

@@ -105,18 +105,29 @@ impl Buffering {
         })
     }
 
-    /// Reads an attempt's whole answer body. Past the limit the rest is still read, as oxy's
-    /// writer keeps telling the proxy it wrote, and then the answer is refused.
-    pub(crate) async fn read_response(&self, mut body: Body) -> Result<Stored, ResponseRefusal> {
+    /// Reads an attempt's whole answer body, and its trailers (a gRPC answer's status is
+    /// there). Past the limit the rest is still read, as oxy's writer keeps telling the proxy
+    /// it wrote, and then the answer is refused.
+    pub(crate) async fn read_response(
+        &self,
+        mut body: Body,
+    ) -> Result<(Stored, Option<HeaderMap>), ResponseRefusal> {
         let mut spill = Spill::new(self.mem_response);
         let mut over = false;
+        let mut trailers: Option<HeaderMap> = None;
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| {
                 tracing::debug!("buffering: reading the answer: {e}");
                 ResponseRefusal::Failed
             })?;
-            let Ok(data) = frame.into_data() else {
-                continue;
+            let data = match frame.into_data() {
+                Ok(data) => data,
+                Err(frame) => {
+                    if let Ok(t) = frame.into_trailers() {
+                        trailers.get_or_insert_with(HeaderMap::new).extend(t);
+                    }
+                    continue;
+                }
             };
             if over
                 || self
@@ -135,10 +146,11 @@ impl Buffering {
             tracing::error!("buffering: the answer is over maxResponseBodyBytes");
             return Err(ResponseRefusal::TooLarge);
         }
-        spill.finish().await.map_err(|e| {
+        let stored = spill.finish().await.map_err(|e| {
             tracing::error!("buffering: storing the answer: {e}");
             ResponseRefusal::Failed
-        })
+        })?;
+        Ok((stored, trailers))
     }
 
     /// After attempt `attempt` (the first is 1) of a request with a body of `body_len` bytes
@@ -196,22 +208,41 @@ const DRAIN_MAX: u64 = 256 * 1024;
 /// connection closed with unread bytes in its receive buffer is reset by the kernel, which can
 /// destroy the answer before the client reads it; a small body read to its end also lets the
 /// connection be kept.
-pub(crate) async fn drain(fields: &HeaderMap, body: &mut RequestBody) {
-    if fields.contains_key(header::EXPECT) || hyper::body::Body::is_end_stream(body) {
-        return;
+/// The answer is `false` when the body was left unread (the connection must then close, as
+/// Go's server closes it).
+pub(crate) async fn drain(fields: &HeaderMap, body: &mut RequestBody) -> bool {
+    if hyper::body::Body::is_end_stream(body) {
+        return true;
+    }
+    if fields.contains_key(header::EXPECT) {
+        return false;
     }
     let read = async {
         let mut seen: u64 = 0;
-        while let Some(Ok(frame)) = body.frame().await {
+        while let Some(frame) = body.frame().await {
+            let Ok(frame) = frame else { return false };
             if let Ok(data) = frame.into_data() {
                 seen += data.len() as u64;
                 if seen > DRAIN_MAX {
-                    break;
+                    return false;
                 }
             }
         }
+        true
     };
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), read).await;
+    tokio::time::timeout(std::time::Duration::from_secs(1), read)
+        .await
+        .unwrap_or(false)
+}
+
+/// [`too_large`] after [`drain`]: with `Connection: close` when the body was left unread.
+pub(crate) fn too_large_after(drained: bool) -> Response<Body> {
+    let mut resp = too_large();
+    if !drained {
+        resp.headers_mut()
+            .insert(header::CONNECTION, http::HeaderValue::from_static("close"));
+    }
+    resp
 }
 
 /// oxy's answer to a request body over the limit.
@@ -275,8 +306,13 @@ pub(crate) fn sends_body(status: StatusCode, fields: &HeaderMap) -> bool {
 }
 
 /// The client's answer from a held attempt: its status and fields, its body with its length
-/// (known now: no transfer coding), or none at all.
-pub(crate) fn held_answer(parts: http::response::Parts, stored: &Stored) -> Response<Body> {
+/// (known now: no transfer coding) and then its trailers if it had any (without a length
+/// then: the trailers follow the body), or no body at all.
+pub(crate) fn held_answer(
+    parts: http::response::Parts,
+    stored: &Stored,
+    trailers: Option<HeaderMap>,
+) -> Response<Body> {
     let mut resp = Response::from_parts(parts, crate::body::full(Bytes::new()));
     if !sends_body(resp.status(), resp.headers()) {
         if resp.headers().contains_key("grpc-status") && !stored.is_empty() {
@@ -289,13 +325,22 @@ pub(crate) fn held_answer(parts: http::response::Parts, stored: &Stored) -> Resp
     }
     let fields = resp.headers_mut();
     fields.remove(header::TRANSFER_ENCODING);
-    fields.insert(header::CONTENT_LENGTH, stored.len().into());
     let body = match stored.in_memory() {
         Some(bytes) => crate::body::full(bytes),
         None => stored
             .reader()
             .map_err(|e| Box::new(e) as crate::body::BoxError)
             .boxed(),
+    };
+    let body = match trailers {
+        None => {
+            fields.insert(header::CONTENT_LENGTH, stored.len().into());
+            body
+        }
+        Some(t) => {
+            fields.remove(header::CONTENT_LENGTH);
+            body.with_trailers(std::future::ready(Some(Ok(t)))).boxed()
+        }
     };
     resp.map(|_| body)
 }
@@ -420,11 +465,12 @@ mod tests {
     #[tokio::test]
     async fn an_answer_over_the_limit_is_read_to_its_end_and_refused() {
         let b = buffering(None);
-        let ok = b
+        let (ok, trailers) = b
             .read_response(crate::body::full("0123456789"))
             .await
             .unwrap();
         assert_eq!(ok.len(), 10);
+        assert!(trailers.is_none());
         let body = Frames(["01234", "56789", "a", "bcd"].into()).boxed();
         assert_eq!(
             b.read_response(body).await.unwrap_err(),
@@ -463,6 +509,81 @@ mod tests {
         let mut f = HeaderMap::new();
         request_fields(&mut f, &Method::GET, 0);
         assert!(!f.contains_key(header::CONTENT_LENGTH));
+    }
+
+    #[tokio::test]
+    async fn a_refused_body_is_drained_up_to_256_kib_unless_the_client_waits_for_100() {
+        let mut small = RequestBody::Buffered(Some(Bytes::from(vec![b'x'; 1000])));
+        assert!(
+            drain(&HeaderMap::new(), &mut small).await,
+            "read to its end"
+        );
+        assert!(hyper::body::Body::is_end_stream(&small));
+        let resp = too_large_after(true);
+        assert!(!resp.headers().contains_key(header::CONNECTION));
+        let mut big = RequestBody::Buffered(Some(Bytes::from(vec![b'x'; 300 * 1024])));
+        assert!(
+            !drain(&HeaderMap::new(), &mut big).await,
+            "left unread past 256 KiB"
+        );
+        assert_eq!(
+            too_large_after(false).headers()[header::CONNECTION],
+            "close"
+        );
+        let mut expect = HeaderMap::new();
+        expect.insert(header::EXPECT, "100-continue".parse().unwrap());
+        let mut waiting = RequestBody::Buffered(Some(Bytes::from_static(b"never sent")));
+        assert!(!drain(&expect, &mut waiting).await);
+        assert!(
+            !hyper::body::Body::is_end_stream(&waiting),
+            "not read: no 100 Continue"
+        );
+    }
+
+    #[tokio::test]
+    async fn held_answers_carry_their_length_or_no_body() {
+        let mut spill = Spill::new(0);
+        spill
+            .push(Bytes::from_static(b"from the file"))
+            .await
+            .unwrap();
+        let stored = spill.finish().await.unwrap();
+        let mut parts = Response::new(()).into_parts().0;
+        parts
+            .headers
+            .insert(header::TRANSFER_ENCODING, "chunked".parse().unwrap());
+        let mut t = HeaderMap::new();
+        t.insert("grpc-status", "0".parse().unwrap());
+        let with = held_answer(parts.clone(), &stored, Some(t));
+        assert!(
+            !with.headers().contains_key(header::CONTENT_LENGTH),
+            "trailers follow"
+        );
+        let collected = with.into_body().collect().await.unwrap();
+        assert_eq!(collected.trailers().unwrap()["grpc-status"], "0");
+        let resp = held_answer(parts.clone(), &stored, None);
+        assert_eq!(resp.headers()[header::CONTENT_LENGTH], "13");
+        assert!(!resp.headers().contains_key(header::TRANSFER_ENCODING));
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(
+            &body[..],
+            b"from the file",
+            "memory size 0: all of it from the file"
+        );
+        // A gRPC error status: no body, and a length that says so.
+        let mut grpc = parts;
+        grpc.headers.remove(header::TRANSFER_ENCODING);
+        grpc.headers.insert("grpc-status", "13".parse().unwrap());
+        let resp = held_answer(grpc, &stored, None);
+        assert_eq!(resp.headers()[header::CONTENT_LENGTH], "0");
+        assert!(
+            resp.into_body()
+                .collect()
+                .await
+                .unwrap()
+                .to_bytes()
+                .is_empty()
+        );
     }
 
     #[test]
