@@ -11,6 +11,9 @@
 #   bridge   bridge-runtime serving a plan built by bridgectl from a one-router Traefik file
 #   bridge-b the same with the binaries in BRIDGE_B_BIN_DIR (another build, for an A/B in one
 #            run; its own bridgectl builds its plan, so builds of other plan versions work)
+#   bridge-rl  bridge with a rateLimit on the router that never refuses (average and burst
+#            100,000,000): what the middleware costs, side by side with `bridge`
+#   bridge-if  bridge with an inFlightReq on the router that never refuses (amount 100,000)
 # The backend is nginx answering "ok" (one process, no logs, keep-alive connections never
 # recycled). For every row and repetition: wait for a quiet machine, fresh backend, fresh proxy,
 # a check that GET / answers "ok" through it, 1 s idle, RSS idle, a warm-up wrk run, the measured
@@ -56,7 +59,8 @@ done
 PORT_BASE=${PORT_BASE:-18080}
 BE_PORT=$PORT_BASE
 declare -A PORT=([direct]=$BE_PORT [nginx]=$((PORT_BASE + 1)) [haproxy]=$((PORT_BASE + 2))
-  [caddy]=$((PORT_BASE + 3)) [bridge]=$((PORT_BASE + 4)) [bridge-b]=$((PORT_BASE + 5)))
+  [caddy]=$((PORT_BASE + 3)) [bridge]=$((PORT_BASE + 4)) [bridge-b]=$((PORT_BASE + 5))
+  [bridge-rl]=$((PORT_BASE + 6)) [bridge-if]=$((PORT_BASE + 7)))
 HEALTH_INTERVAL=${HEALTH_INTERVAL:-5s}
 QUIET_MAX_PCT=${QUIET_MAX_PCT:-10} QUIET_WAIT_S=${QUIET_WAIT_S:-600}
 
@@ -64,7 +68,7 @@ QUIET_MAX_PCT=${QUIET_MAX_PCT:-10} QUIET_WAIT_S=${QUIET_WAIT_S:-600}
 NOTES=()
 selected=()
 for row in $ROWS; do
-  [[ -n ${PORT[$row]:-} ]] || die "unknown row '$row' (known: direct nginx haproxy caddy bridge bridge-b)"
+  [[ -n ${PORT[$row]:-} ]] || die "unknown row '$row' (known: direct nginx haproxy caddy bridge bridge-b bridge-rl bridge-if)"
   if [[ $row == bridge-b ]]; then
     [[ -x ${BRIDGE_B_BIN_DIR:-}/bridge-runtime && -x ${BRIDGE_B_BIN_DIR:-}/bridgectl ]] ||
       die "row bridge-b needs BRIDGE_B_BIN_DIR with bridgectl and bridge-runtime of the other build"
@@ -200,6 +204,14 @@ EOF
 if [[ " ${selected[*]} " == *" bridge "* ]]; then
   bridge_plan "$RD/bridge" "127.0.0.1:$BE_PORT"
 fi
+if [[ " ${selected[*]} " == *" bridge-rl "* ]]; then
+  BRIDGE_PLAN_MIDDLEWARE='{rateLimit: {average: 100000000, burst: 100000000}}' \
+    bridge_plan "$RD/bridge-rl" "127.0.0.1:$BE_PORT"
+fi
+if [[ " ${selected[*]} " == *" bridge-if "* ]]; then
+  BRIDGE_PLAN_MIDDLEWARE='{inFlightReq: {amount: 100000}}' \
+    bridge_plan "$RD/bridge-if" "127.0.0.1:$BE_PORT"
+fi
 if [[ " ${selected[*]} " == *" bridge-b "* ]]; then
   # The other build's bridgectl writes the plan its runtime reads.
   BRIDGE_PLAN_CTL=$BRIDGE_B_BIN_DIR/bridgectl bridge_plan "$RD/bridge-b" "127.0.0.1:$BE_PORT"
@@ -218,6 +230,8 @@ start_proxy() { # NAME -> LAST_PID
       "$BRIDGE_RUNTIME_BIN" "$RD/bridge/plan.json" --bind "web=127.0.0.1:$p" ;;
     bridge-b) start_bg "$RD/bridge-b.log" env TOKIO_WORKER_THREADS="$PROXY_THREADS" "${PIN_PROXY[@]}" \
       "$BRIDGE_B_BIN_DIR/bridge-runtime" "$RD/bridge-b/plan.json" --bind "web=127.0.0.1:$p" ;;
+    bridge-rl | bridge-if) start_bg "$RD/$1.log" env TOKIO_WORKER_THREADS="$PROXY_THREADS" "${PIN_PROXY[@]}" \
+      "$BRIDGE_RUNTIME_BIN" "$RD/$1/plan.json" --bind "web=127.0.0.1:$p" ;;
   esac
 }
 
