@@ -301,9 +301,9 @@ fn buffering_limits_and_replays_as_traefik_does() {
     assert_eq!(head.header("content-length"), Some("5"));
 
     // Past the default 1 MiB in memory, bodies wait in a temporary file: both ways intact.
-    let upload: Vec<u8> = (0..3_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let upload: Vec<u8> = (0..1_500_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     let up = post(&twin, "/big/u", &upload);
-    assert_eq!(up.text(), "A POST /big/u len=3000000 cl=3000000 te=- tr=-");
+    assert_eq!(up.text(), "A POST /big/u len=1500000 cl=1500000 te=- tr=-");
     let seen = a.seen();
     let last = seen.iter().rev().find(|s| s.contains("/big/u")).unwrap();
     assert!(
@@ -314,10 +314,10 @@ fn buffering_limits_and_replays_as_traefik_does() {
         &twin,
         &Probe {
             compare: FIELDS,
-            ..Probe::get("/big/d?size=3000000")
+            ..Probe::get("/big/d?size=1500000")
         },
     );
-    assert_eq!(down.body.len(), 3_000_000);
+    assert_eq!(down.body.len(), 1_500_000);
 
     // Replays, counted at the backend for each proxy.
     let backends = [&a, &b];
