@@ -4,6 +4,7 @@
 //! one set per load balancer; a [`Counted`] guard, taken by the proxy when it sends a request
 //! and dropped when the answer is done, keeps them.
 
+use std::borrow::Borrow;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -103,19 +104,27 @@ impl Load {
     }
 
     /// p2c among `candidates` (positions): two draws, the second moved on when it equals the
-    /// first; the second wins only with strictly fewer requests in flight.
-    pub(crate) fn p2c(&self, candidates: &[usize]) -> Option<usize> {
-        match candidates {
-            [] => None,
-            [only] => Some(*only),
+    /// first; the second wins only with strictly fewer requests in flight. The candidates are
+    /// walked, not collected: a pick allocates nothing.
+    pub(crate) fn p2c<I>(&self, candidates: I) -> Option<usize>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<usize>,
+        I::IntoIter: Clone,
+    {
+        let all = candidates.into_iter();
+        let nth = |k: usize| all.clone().nth(k).map(|c| *c.borrow());
+        let n = all.clone().count();
+        match n {
+            0 => None,
+            1 => nth(0),
             _ => {
-                let n = candidates.len();
                 let i = self.random(n);
                 let mut j = self.random(n);
                 if j == i {
                     j = (j + 1) % n;
                 }
-                let (a, b) = (candidates[i], candidates[j]);
+                let (a, b) = (nth(i)?, nth(j)?);
                 Some(if self.inflight(b) < self.inflight(a) {
                     b
                 } else {
@@ -127,43 +136,47 @@ impl Load {
 
     /// leasttime among `candidates` (position, weight ≥ 1): the least
     /// `mean × (1 + in flight) / weight`; equal scores go to the earliest deadline (the first on
-    /// a tie), which alone moves on by `1/weight`.
-    pub(crate) fn least_time(&self, candidates: &[(usize, u32)]) -> Option<usize> {
-        match candidates {
-            [] => return None,
-            [(only, _)] => return Some(*only),
+    /// a tie), which alone moves on by `1/weight`. Two passes over the candidates instead of a
+    /// list of the tied ones: a pick allocates nothing.
+    pub(crate) fn least_time<I>(&self, candidates: I) -> Option<usize>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<(usize, u32)>,
+        I::IntoIter: Clone,
+    {
+        let all = candidates.into_iter().map(|c| *c.borrow());
+        let mut two = all.clone();
+        match (two.next(), two.next()) {
+            (None, _) => return None,
+            (Some((only, _)), None) => return Some(only),
             _ => {}
         }
-        let mut best = f64::MAX;
-        let mut tied: Vec<(usize, u32)> = Vec::new();
-        for &(i, w) in candidates {
+        let score = |(i, w): (usize, u32)| {
             let mean = self.times.get(i).map_or(0.0, |t| {
                 t.lock().unwrap_or_else(PoisonError::into_inner).mean()
             });
-            let score = mean * (1.0 + f64::from(self.inflight(i))) / f64::from(w);
-            if score < best {
-                best = score;
-                tied.clear();
-                tied.push((i, w));
-            } else if score == best {
-                tied.push((i, w));
-            }
-        }
-        if let [(only, _)] = tied[..] {
-            return Some(only);
+            mean * (1.0 + f64::from(self.inflight(i))) / f64::from(w)
+        };
+        let best = all.clone().map(score).fold(f64::MAX, f64::min);
+        let mut tied = all.filter(|&c| score(c) == best);
+        let first = tied.next()?;
+        let mut rest = tied.peekable();
+        if rest.peek().is_none() {
+            return Some(first.0);
         }
         let mut deadlines = self
             .deadlines
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let mut chosen: Option<(usize, u32, f64)> = None;
-        for &(i, w) in &tied {
-            let d = deadlines.get(i).copied().unwrap_or(f64::MAX);
-            if chosen.is_none_or(|(_, _, best)| d < best) {
-                chosen = Some((i, w, d));
+        let deadline = |i: usize| deadlines.get(i).copied().unwrap_or(f64::MAX);
+        let mut chosen = (first.0, first.1, deadline(first.0));
+        for (i, w) in rest {
+            let d = deadline(i);
+            if d < chosen.2 {
+                chosen = (i, w, d);
             }
         }
-        let (i, w, d) = chosen?;
+        let (i, w, d) = chosen;
         if let Some(slot) = deadlines.get_mut(i) {
             *slot = d + 1.0 / f64::from(w);
         }
@@ -217,16 +230,16 @@ mod tests {
         let load = Arc::new(Load::new(&[1, 1], 42));
         let _busy = load.start(0);
         for _ in 0..50 {
-            assert_eq!(load.p2c(&[0, 1]), Some(1), "one request on 0: always 1");
+            assert_eq!(load.p2c([0, 1]), Some(1), "one request on 0: always 1");
         }
         drop(_busy);
         let mut seen = [0; 2];
         for _ in 0..400 {
-            seen[load.p2c(&[0, 1]).unwrap_or(9)] += 1;
+            seen[load.p2c([0, 1]).unwrap_or(9)] += 1;
         }
         assert!(seen[0] > 120 && seen[1] > 120, "idle: both drawn, {seen:?}");
-        assert_eq!(load.p2c(&[1]), Some(1));
-        assert_eq!(load.p2c(&[]), None);
+        assert_eq!(load.p2c([1]), Some(1));
+        assert_eq!(load.p2c([0_usize; 0]), None);
     }
 
     #[test]
@@ -235,30 +248,30 @@ mod tests {
         // load-balancing.md §6).
         let load = Arc::new(Load::new(&[1, 1, 1], 1));
         let all = [(0, 1), (1, 1), (2, 1)];
-        let picks: Vec<usize> = (0..9).map(|_| load.least_time(&all).unwrap()).collect();
+        let picks: Vec<usize> = (0..9).map(|_| load.least_time(all).unwrap()).collect();
         assert_eq!(picks, [0, 0, 1, 0, 1, 2, 0, 1, 2]);
         let w31 = Arc::new(Load::new(&[3, 1], 1));
         let picks: Vec<usize> = (0..8)
-            .map(|_| w31.least_time(&[(0, 3), (1, 1)]).unwrap())
+            .map(|_| w31.least_time([(0, 3), (1, 1)]).unwrap())
             .collect();
         assert_eq!(picks, [0, 0, 0, 0, 1, 0, 0, 0]);
         // Means 20, 10, 30 ms: the 10 ms server from then on; in flight multiplies.
         for (i, ms) in [(0, 20), (1, 10), (2, 30)] {
             load.start(i).first_byte(Duration::from_millis(ms));
         }
-        assert_eq!(load.least_time(&all), Some(1));
+        assert_eq!(load.least_time(all), Some(1));
         let busy = load.start(1);
         // 10 × 2 = 20 ties with server 0's 20: equal deadlines (5 each after the nine picks
         // above), so the first.
-        assert_eq!(load.least_time(&all), Some(0));
+        assert_eq!(load.least_time(all), Some(0));
         let _more = load.start(1);
-        assert_eq!(load.least_time(&all), Some(0), "10 × 3 = 30 > 20");
+        assert_eq!(load.least_time(all), Some(0), "10 × 3 = 30 > 20");
         drop(busy);
         // Weights divide: 20 ms at weight 3 beats 10 ms at weight 1.
         let w = Arc::new(Load::new(&[3, 1], 1));
         w.start(0).first_byte(Duration::from_millis(20));
         w.start(1).first_byte(Duration::from_millis(10));
-        assert_eq!(w.least_time(&[(0, 3), (1, 1)]), Some(0));
+        assert_eq!(w.least_time([(0, 3), (1, 1)]), Some(0));
     }
 
     #[test]

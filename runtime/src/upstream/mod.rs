@@ -817,13 +817,10 @@ impl Upstreams {
                         let admitted = lb.servers.iter().enumerate().filter(|(_, s)| lb.admits(s));
                         match (&lb.load, lb.strategy) {
                             (Some(load), bridge_plan::Strategy::P2c) => {
-                                let candidates: Vec<usize> = admitted.map(|(i, _)| i).collect();
-                                load.p2c(&candidates)
+                                load.p2c(admitted.map(|(i, _)| i))
                             }
                             (Some(load), _) => {
-                                let candidates: Vec<(usize, u32)> =
-                                    admitted.map(|(i, s)| (i, s.weight)).collect();
-                                load.least_time(&candidates)
+                                load.least_time(admitted.map(|(i, s)| (i, s.weight)))
                             }
                             (None, _) => None,
                         }
