@@ -219,7 +219,14 @@ impl Walker<'_, '_> {
             return; // Traefik skips null values.
         }
         let allow_empty = sub.extension("x-allow-empty") == Some(&Value::Bool(true));
-        if allow_empty && let NodeKind::Bool(b) = child.kind {
+        // `true` and an empty string enable an allow-empty section (Traefik 3.7: `ocsp: ""`
+        // turns stapling on); `false` leaves it off.
+        let enable = match &child.kind {
+            NodeKind::Bool(b) => Some(*b),
+            NodeKind::Str(s) if s.is_empty() => Some(true),
+            _ => None,
+        };
+        if allow_empty && let Some(b) = enable {
             if b {
                 self.places.insert(
                     pointer,
@@ -622,9 +629,15 @@ mod tests {
 
     #[test]
     fn allow_empty_sections_take_true_and_others_reject_empty() {
-        let (c, d) = canon(ConfigKind::Static, "api: true\nping: {}\nlog: false\n");
+        let (c, d) = canon(
+            ConfigKind::Static,
+            "api: true\nping: {}\nlog: false\nocsp: \"\"\n",
+        );
         assert!(d.is_empty(), "{d:?}");
-        assert_eq!(c.value, serde_json::json!({"api": {}, "ping": {}}));
+        assert_eq!(
+            c.value,
+            serde_json::json!({"api": {}, "ping": {}, "ocsp": {}})
+        );
         let (_, d) = canon(ConfigKind::Dynamic, "http:\n  middlewares: {}\n");
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].code, Code::EmptyElement);

@@ -409,6 +409,9 @@ impl Resolver<'_> {
             log,
             access_log,
             metrics,
+            ocsp: self.loaded.static_cfg.ocsp.as_ref().map(|o| plan::Ocsp {
+                responder_overrides: o.responder_overrides.clone().unwrap_or_default(),
+            }),
         }
     }
 

@@ -30,6 +30,7 @@ mod http1;
 mod listener;
 mod middleware;
 mod observe;
+mod ocsp;
 mod proxy;
 mod routing;
 mod runtime;

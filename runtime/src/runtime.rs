@@ -96,6 +96,8 @@ pub struct Runtime {
     pub(crate) observer: Option<Arc<Observer>>,
     /// ACME certificates and challenges (kept across reloads).
     pub(crate) acme: Arc<Acme>,
+    /// OCSP staples of the certificate files (kept across reloads).
+    pub(crate) stapler: Arc<crate::ocsp::Stapler>,
     /// Upgraded connections, by server (kept across reloads).
     pub(crate) tunnels: Arc<crate::proxy::tunnel::Tunnels>,
     /// Set once shutdown began (SIGTERM): `/ping` answers `terminatingStatusCode` while the
@@ -250,7 +252,10 @@ impl Runtime {
         // ACME state outlives reloads: accounts, open orders and certificates carry over.
         let acme = old.map_or_else(|| Arc::new(Acme::default()), |o| o.acme.clone());
         let with_acme = !plan.certificate_resolvers.is_empty();
-        let (mut tls, covered) = crate::tls::configs(&plan, with_acme.then_some(&acme))?;
+        let stapler = old.map_or_else(Default::default, |o| o.stapler.clone());
+        let mut staples = plan.ocsp.as_ref().map(crate::ocsp::Batch::new);
+        let (mut tls, covered) =
+            crate::tls::configs(&plan, with_acme.then_some(&acme), staples.as_mut())?;
         let entries = plan
             .entrypoints
             .iter()
@@ -291,6 +296,7 @@ impl Runtime {
         if with_acme || old.is_some() {
             acme.configure(&plan, covered)?;
         }
+        stapler.commit(staples);
         let tunnels = old.map_or_else(Default::default, |o| o.tunnels.clone());
         let terminating = old.map_or_else(Default::default, |o| o.terminating.clone());
         let peer = old.and_then(|o| o.peer.clone());
@@ -300,6 +306,7 @@ impl Runtime {
             peer,
             plan_hash_value,
             acme,
+            stapler,
             tunnels,
             terminating,
             plan,

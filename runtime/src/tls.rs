@@ -11,6 +11,8 @@
 //!   then `*.parent` wildcards, then the default certificate — Traefik's order. `sniStrict` refuses
 //!   handshakes without SNI or with an unknown name. Without any default certificate the runtime
 //!   makes a self-signed one at start, as Traefik does.
+//! - OCSP: with the plan's `ocsp`, each certificate file is handed to [`crate::ocsp`], which
+//!   staples its responder's answer to the certificate as served here.
 //! - Options: min/max version (rustls speaks TLS 1.2 and 1.3 only: a plan asking for 1.0 or 1.1 as
 //!   the minimum is served with 1.2, stricter on purpose), TLS 1.2 cipher suites by their Go/IANA
 //!   names (unknown or non-AEAD suites are refused by name), ALPN, client certificates (mTLS).
@@ -25,6 +27,7 @@ use std::sync::Arc;
 use bridge_plan::{Certificate, ClientAuth, ClientAuthType, Plan, TlsOptions, TlsVersion};
 
 use crate::acme::Acme;
+use crate::ocsp::{Batch, Served};
 use rustls::crypto::CryptoProvider;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
@@ -79,9 +82,11 @@ pub(crate) type Configs = HashMap<String, Arc<ServerConfig>>;
 /// The TLS server configuration of each entry point that serves TLS, and the names the plan's
 /// certificate files cover (ACME never orders those). With `acme`, its certificates are served
 /// by SNI after the files' exact names, and TLS-ALPN-01 handshakes get its challenge answers.
+/// With `staples` (OCSP stapling on), every certificate loaded is added to it.
 pub(crate) fn configs(
     plan: &Plan,
     acme: Option<&Arc<Acme>>,
+    mut staples: Option<&mut Batch>,
 ) -> Result<(Configs, Vec<String>), TlsError> {
     let mut wanted: Vec<(String, String)> = Vec::new();
     for (name, ep) in &plan.entrypoints {
@@ -132,6 +137,7 @@ pub(crate) fn configs(
                     &provider,
                     opts.sni_strict,
                     acme.cloned(),
+                    staples.as_deref_mut(),
                 )?);
                 if covered.is_empty() {
                     covered = resolver.names();
@@ -307,10 +313,10 @@ fn client_verifier(
 /// Chooses the certificate for a handshake by SNI (see the module documentation).
 #[derive(Debug)]
 struct SniResolver {
-    exact: HashMap<String, Arc<CertifiedKey>>,
+    exact: HashMap<String, Arc<Served>>,
     /// By the parent domain of a `*.parent` name.
-    wildcard: HashMap<String, Arc<CertifiedKey>>,
-    default: Arc<CertifiedKey>,
+    wildcard: HashMap<String, Arc<Served>>,
+    default: Arc<Served>,
     /// `sniStrict` of the option set this resolver serves.
     strict: bool,
     /// Certificates from ACME resolvers, and their TLS-ALPN-01 answers.
@@ -323,10 +329,11 @@ impl SniResolver {
         provider: &CryptoProvider,
         strict: bool,
         acme: Option<Arc<Acme>>,
+        mut staples: Option<&mut Batch>,
     ) -> Result<Self, TlsError> {
         let mut exact = HashMap::new();
         let mut wildcard = HashMap::new();
-        let mut add = |key: &Arc<CertifiedKey>, names: Vec<String>| {
+        let mut add = |key: &Arc<Served>, names: Vec<String>| {
             for n in names {
                 let n = n.to_ascii_lowercase();
                 match n.strip_prefix("*.") {
@@ -341,17 +348,26 @@ impl SniResolver {
                 }
             }
         };
-        for c in &plan.tls.certificates {
+        let mut load = |c: &Certificate| -> Result<_, TlsError> {
             let (key, names) = load_certificate(c, provider)?;
+            let served = Served::new(key);
+            if let Some(b) = staples.as_deref_mut() {
+                b.add(&served, &c.cert_file);
+            }
+            Ok((served, names))
+        };
+        for c in &plan.tls.certificates {
+            let (key, names) = load(c)?;
             add(&key, names);
         }
         let default = match &plan.tls.default_certificate {
             Some(c) => {
-                let (key, names) = load_certificate(c, provider)?;
+                let (key, names) = load(c)?;
                 add(&key, names);
                 key
             }
-            None => self_signed(provider)?,
+            // Never stapled: it names no responder (as Traefik's generated certificate).
+            None => Served::new(self_signed(provider)?),
         };
         Ok(Self {
             exact,
@@ -375,7 +391,7 @@ impl SniResolver {
     fn find(&self, name: &str) -> Option<Arc<CertifiedKey>> {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
         if let Some(k) = self.exact.get(&name) {
-            return Some(k.clone());
+            return Some(k.key());
         }
         if let Some(k) = self.acme.as_ref().and_then(|a| a.find_exact(&name)) {
             return Some(k);
@@ -384,7 +400,7 @@ impl SniResolver {
             .split_once('.')
             .and_then(|(_, parent)| self.wildcard.get(parent))
         {
-            return Some(k.clone());
+            return Some(k.key());
         }
         self.acme.as_ref().and_then(|a| a.find_wildcard(&name))
     }
@@ -406,7 +422,7 @@ impl ResolvesServerCert for SniResolver {
         match hello.server_name().and_then(|n| self.find(n)) {
             Some(k) => Some(k),
             None if self.strict => None,
-            None => Some(self.default.clone()),
+            None => Some(self.default.key()),
         }
     }
 }
@@ -416,7 +432,7 @@ impl ResolvesServerCert for SniResolver {
 fn load_certificate(
     c: &Certificate,
     provider: &CryptoProvider,
-) -> Result<(Arc<CertifiedKey>, Vec<String>), TlsError> {
+) -> Result<(CertifiedKey, Vec<String>), TlsError> {
     let err = |why: String| TlsError::Certificate {
         cert: c.cert_file.clone(),
         key: c.key_file.clone(),
@@ -434,7 +450,7 @@ fn load_certificate(
         .map_err(|e| err(format!("cannot read the private key: {e}")))?;
     let certified = CertifiedKey::from_der(chain, key, provider)
         .map_err(|e| err(format!("the key does not fit the certificate: {e}")))?;
-    Ok((Arc::new(certified), names))
+    Ok((certified, names))
 }
 
 fn dns_names(leaf: &CertificateDer<'_>) -> Result<Vec<String>, String> {
@@ -459,7 +475,7 @@ fn dns_names(leaf: &CertificateDer<'_>) -> Result<Vec<String>, String> {
 }
 
 /// The certificate served when the plan has none for a name: self-signed, made at start.
-fn self_signed(provider: &CryptoProvider) -> Result<Arc<CertifiedKey>, TlsError> {
+fn self_signed(provider: &CryptoProvider) -> Result<CertifiedKey, TlsError> {
     let err = |why: String| TlsError::Certificate {
         cert: "(self-signed default)".into(),
         key: "(generated)".into(),
@@ -471,7 +487,7 @@ fn self_signed(provider: &CryptoProvider) -> Result<Arc<CertifiedKey>, TlsError>
         PrivateKeyDer::try_from(made.signing_key.serialize_der()).map_err(|e| err(e.to_owned()))?;
     let certified = CertifiedKey::from_der(vec![made.cert.der().clone()], key, provider)
         .map_err(|e| err(e.to_string()))?;
-    Ok(Arc::new(certified))
+    Ok(certified)
 }
 
 #[cfg(test)]
@@ -517,19 +533,19 @@ mod tests {
     fn sni_picks_exact_then_wildcard_then_default() {
         let dir = tempfile::tempdir().unwrap();
         let plan = tls_plan(dir.path());
-        let r = SniResolver::load(&plan, &provider(), false, None).unwrap();
+        let r = SniResolver::load(&plan, &provider(), false, None, None).unwrap();
         let exact = r.find("App.Example.COM.").unwrap();
         let wild = r.find("other.example.com").unwrap();
         assert!(!Arc::ptr_eq(&exact, &wild));
         assert!(Arc::ptr_eq(
             &r.find("default.example.net").unwrap(),
-            &r.default
+            &r.default.key()
         ));
         // A wildcard covers one label only.
         assert!(r.find("a.b.example.com").is_none());
         assert!(r.find("unknown.test").is_none());
         assert_eq!(
-            configs(&plan, None).unwrap().0.len(),
+            configs(&plan, None, None).unwrap().0.len(),
             plan.entrypoints.len()
         );
     }
@@ -540,7 +556,7 @@ mod tests {
         let mut plan = tls_plan(dir.path());
         let other = cert(dir.path(), "other", &["x.example.com"]);
         plan.tls.certificates[0].key_file = other.key_file;
-        let err = configs(&plan, None).unwrap_err().to_string();
+        let err = configs(&plan, None, None).unwrap_err().to_string();
         assert!(
             err.contains("the key does not fit the certificate"),
             "{err}"
@@ -560,7 +576,7 @@ mod tests {
             assert!(offered.contains(&rustls_suite(suite)), "{suite}");
             let opts = plan.tls.options.get_mut("default").unwrap();
             opts.cipher_suites = vec![suite];
-            assert!(configs(&plan, None).is_ok(), "{suite}");
+            assert!(configs(&plan, None, None).is_ok(), "{suite}");
         }
     }
 
@@ -591,7 +607,7 @@ mod tests {
                 ca_files: files,
                 auth_type,
             });
-            assert_eq!(configs(&plan, None).is_ok(), ok, "{auth_type}");
+            assert_eq!(configs(&plan, None, None).is_ok(), ok, "{auth_type}");
         }
     }
 }

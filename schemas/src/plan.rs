@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 21;
+pub const PLAN_VERSION: u32 = 22;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +67,20 @@ pub struct Plan {
     /// balancer uses (`@file` stripped) and always [`DEFAULT_SERVERS_TRANSPORT`], the static
     /// `serversTransport` with Traefik's defaults filled in.
     pub servers_transports: BTreeMap<String, ServersTransport>,
+    /// OCSP stapling (Traefik's static `ocsp`), when enabled: the runtime asks each certificate's
+    /// OCSP responder for its status and staples the answer to the handshakes that serve it.
+    pub ocsp: Option<Ocsp>,
+}
+
+/// OCSP stapling settings (Traefik's static `ocsp` section).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Ocsp {
+    /// Responder URLs to ask instead of those a certificate names: the key is an OCSP URL exactly
+    /// as written in a certificate's Authority Information Access (compared byte for byte), the
+    /// value the URL the request is sent to.
+    pub responder_overrides: BTreeMap<String, String>,
 }
 
 /// Key of the default servers transport in [`Plan::servers_transports`] (Traefik's name for it).
@@ -2608,6 +2622,7 @@ impl Plan {
             },
             access_log: None,
             metrics: None,
+            ocsp: None,
         };
         plan.index_entrypoint_routers();
         // Cannot fail: the plan holds integers only, every map has string keys, and it is shallow.

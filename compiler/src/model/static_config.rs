@@ -109,11 +109,22 @@ pub struct StaticConfig {
     #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub spiffe: Option<serde_json::Value>,
 
-    /// OCSP stapling (responder overrides).
+    /// OCSP stapling: `ocsp: {}` turns it on for every certificate whose leaf names an OCSP
+    /// responder (Authority Information Access).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
-    pub ocsp: Option<serde_json::Value>,
+    #[schemars(extend("x-allow-empty" = true))]
+    pub ocsp: Option<Ocsp>,
+}
+
+/// OCSP stapling (Traefik's static `ocsp`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ocsp {
+    /// Responder URL to ask instead, by a certificate's OCSP URL exactly as it is written in the
+    /// certificate (`"http://ocsp.example.com": "http://127.0.0.1:8888"`); a value may not be
+    /// empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responder_overrides: Option<BTreeMap<String, String>>,
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -202,6 +202,28 @@ impl Ctx<'_> {
             self.err(Code::InvalidValue, format!("log.level `{level}` is not one of TRACE, DEBUG, INFO, WARN, ERROR, FATAL, PANIC"), span, "/log/level".into());
         }
         self.check_observability();
+        for (key, value) in cfg
+            .ocsp
+            .iter()
+            .flat_map(|o| o.responder_overrides.iter().flatten())
+        {
+            if value.is_empty() {
+                let pointer = format!(
+                    "/ocsp/responderOverrides/{}",
+                    key.replace('~', "~0").replace('/', "~1")
+                );
+                let span = self.static_span(&pointer);
+                self.err(
+                    Code::InvalidValue,
+                    format!("OCSP responder override value for {key} cannot be empty"),
+                    span,
+                    pointer,
+                )
+                .hint = Some(
+                    "give the URL to ask instead, or remove the entry to ask the certificate's own responder".into(),
+                );
+            }
+        }
         if let Some(code) = cfg.ping.as_ref().and_then(|p| p.terminating_status_code)
             && !(100..=599).contains(&code)
         {

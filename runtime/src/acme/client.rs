@@ -100,13 +100,29 @@ pub(crate) fn tls_config(res: &CertificateResolver) -> Result<Arc<ClientConfig>,
     Ok(Arc::new(cfg))
 }
 
-/// Dials the host of each request URI (DNS by the system), TLS for `https`.
+/// Dials the host of each request URI (DNS by the system), TLS for `https`. Also the OCSP
+/// stapler's connector.
 #[derive(Clone)]
-struct Connector {
+pub(crate) struct Connector {
     http: HttpConnector,
     tls: Arc<ClientConfig>,
     /// `caServerName`: checked instead of the URI's host.
     server_name: Option<ServerName<'static>>,
+}
+
+impl Connector {
+    /// `tls` for `https` URIs, checking `server_name` instead of the URI's host when given.
+    pub(crate) fn new(
+        http: HttpConnector,
+        tls: Arc<ClientConfig>,
+        server_name: Option<ServerName<'static>>,
+    ) -> Self {
+        Self {
+            http,
+            tls,
+            server_name,
+        }
+    }
 }
 
 impl tower_service::Service<Uri> for Connector {
@@ -134,14 +150,14 @@ impl tower_service::Service<Uri> for Connector {
         let tls = self.tls.clone();
         let name = self.server_name.clone();
         Box::pin(async move {
-            let tcp = tcp.ok_or("the ACME URL has no host")?.await?.into_inner();
+            let tcp = tcp.ok_or("the URL has no host")?.await?.into_inner();
             if !https {
                 return Ok(Stream::Plain(TokioIo::new(tcp)));
             }
             let name = match name {
                 Some(n) => n,
                 None => ServerName::try_from(plain.unwrap_or_default())
-                    .map_err(|_| "the ACME URL's host is not a DNS name or IP address")?,
+                    .map_err(|_| "the URL's host is not a DNS name or IP address")?,
             };
             let tls = tokio_rustls::TlsConnector::from(tls)
                 .connect(name, tcp)
@@ -177,11 +193,7 @@ impl AcmeHttp {
         b.pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(30));
         Ok(Self {
-            client: b.build(Connector {
-                http,
-                tls,
-                server_name,
-            }),
+            client: b.build(Connector::new(http, tls, server_name)),
             header_timeout: Duration::from_millis(res.client_response_header_timeout_ms.max(1)),
             total_timeout: Duration::from_millis(res.client_timeout_ms.max(1)),
         })

@@ -30,7 +30,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 pub(crate) mod challenge;
-mod client;
+pub(crate) mod client;
 mod schedule;
 pub(crate) mod storage;
 
