@@ -28,6 +28,8 @@ mod digest_auth;
 mod forward_auth;
 #[path = "differential/grpc_web.rs"]
 mod grpc_web;
+#[path = "differential/ocsp.rs"]
+mod ocsp;
 #[path = "differential/paths.rs"]
 mod paths;
 #[path = "differential/transports.rs"]

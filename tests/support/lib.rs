@@ -4,6 +4,7 @@
 //!   stable `severity code file:line` lines expectation files list, building a plan;
 //! - [`backends`]: one configurable HTTP backend (health endpoint, crash, WebSocket echo, HTTP/2,
 //!   TLS, recording, custom answers);
+//! - [`ocsp`]: a CA naming OCSP responders, a responder, a client that shows the staple;
 //! - [`tls`]: a test CA, a client that shows which certificate is served, server configurations;
 //! - [`process`]: the binaries under test, serving processes, signals, exits, kill-on-drop guards;
 //! - [`sim`]: the two simulated ScadaBridge nodes (the demo and the appliance tests);
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub mod backends;
 pub mod netns;
+pub mod ocsp;
 pub mod pebble;
 pub mod process;
 pub mod prod;

@@ -100,12 +100,35 @@ pub fn serve_twice_with(
     routers: &[&str],
     web_extra: &str,
 ) -> Twin {
+    serve_twice_full(dir, oracle, dynamic_yml, routers, web_extra, "")
+}
+
+/// [`serve_twice`] with `static_extra` (top-level YAML sections, e.g. `ocsp:`) added at the end
+/// of both static files.
+pub fn serve_twice_static(
+    dir: &Path,
+    oracle: Option<&Path>,
+    dynamic_yml: &str,
+    routers: &[&str],
+    static_extra: &str,
+) -> Twin {
+    serve_twice_full(dir, oracle, dynamic_yml, routers, "", static_extra)
+}
+
+fn serve_twice_full(
+    dir: &Path,
+    oracle: Option<&Path>,
+    dynamic_yml: &str,
+    routers: &[&str],
+    web_extra: &str,
+    static_extra: &str,
+) -> Twin {
     let bdir = dir.join("bridge");
     std::fs::create_dir_all(&bdir).unwrap();
     std::fs::write(
         bdir.join("traefik.yml"),
         format!(
-            "entryPoints:\n  web:\n    address: \":80\"\n{web_extra}providers:\n  file:\n    filename: dynamic.yml\n"
+            "entryPoints:\n  web:\n    address: \":80\"\n{web_extra}providers:\n  file:\n    filename: dynamic.yml\n{static_extra}"
         ),
     )
     .unwrap();
@@ -118,7 +141,7 @@ pub fn serve_twice_with(
     let bridge = KillOnDrop(child);
     let (traefik, traefik_addr) = match oracle {
         Some(bin) => {
-            let (c, a) = start_traefik(dir, bin, dynamic_yml, routers, web_extra);
+            let (c, a) = start_traefik(dir, bin, dynamic_yml, routers, web_extra, static_extra);
             eprintln!("oracle: {} serves the same files on {a}", bin.display());
             (Some(c), Some(a))
         }
@@ -138,6 +161,7 @@ fn start_traefik(
     dynamic_yml: &str,
     routers: &[&str],
     web_extra: &str,
+    static_extra: &str,
 ) -> (KillOnDrop, SocketAddr) {
     let tdir = dir.join("traefik");
     std::fs::create_dir_all(&tdir).unwrap();
@@ -148,7 +172,7 @@ fn start_traefik(
     std::fs::write(
         &static_file,
         format!(
-            "entryPoints:\n  web:\n    address: \"127.0.0.1:{web}\"\n{web_extra}  traefik:\n    address: \"127.0.0.1:{api}\"\napi:\n  insecure: true\nlog:\n  level: ERROR\nproviders:\n  file:\n    filename: \"{}\"\n",
+            "entryPoints:\n  web:\n    address: \"127.0.0.1:{web}\"\n{web_extra}  traefik:\n    address: \"127.0.0.1:{api}\"\napi:\n  insecure: true\nlog:\n  level: ERROR\nproviders:\n  file:\n    filename: \"{}\"\n{static_extra}",
             dynamic.display()
         ),
     )
