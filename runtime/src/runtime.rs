@@ -294,7 +294,7 @@ impl Runtime {
         // Last, so a reload that fails before leaves ACME as it was; stored certificates are
         // served from here on, missing ones ordered in the background.
         if with_acme || old.is_some() {
-            acme.configure(&plan, covered)?;
+            acme.configure(&plan, covered, &stapler)?;
         }
         stapler.commit(staples);
         let tunnels = old.map_or_else(Default::default, |o| o.tunnels.clone());

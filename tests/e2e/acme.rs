@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bridge_tests::backends::{Backend, backend};
+use bridge_tests::ocsp::{OcspCa, Responder, handshake, serial_of};
 use bridge_tests::pebble::{Pebble, PebbleOptions};
 use bridge_tests::process::{KillOnDrop, bridge_runtime, spawn_serving};
 
@@ -207,6 +208,7 @@ fn http01_certificate_is_obtained_stored_in_traefik_format_and_served_from_stora
         tls_port: websecure,
         validity_secs: None,
         eab: None,
+        ocsp_responder: None,
     }) else {
         return;
     };
@@ -281,6 +283,7 @@ fn tls_alpn01_certificate_arrives_by_itself_once_the_ca_is_up() {
         tls_port: websecure,
         validity_secs: None,
         eab: None,
+        ocsp_responder: None,
     }) else {
         return;
     };
@@ -318,6 +321,7 @@ fn a_short_lived_certificate_is_renewed_without_a_restart() {
         tls_port: websecure,
         validity_secs: Some(30),
         eab: None,
+        ocsp_responder: None,
     }) else {
         return;
     };
@@ -462,6 +466,7 @@ fn an_imported_file_gets_our_account_beside_traefiks_and_a_reload_orders_a_new_h
         tls_port: websecure,
         validity_secs: None,
         eab: None,
+        ocsp_responder: None,
     }) else {
         return;
     };
@@ -520,6 +525,7 @@ fn a_ca_requiring_external_account_binding_issues_with_the_configured_eab() {
         tls_port: websecure,
         validity_secs: None,
         eab: Some((KID, HMAC)),
+        ocsp_responder: None,
     }) else {
         return;
     };
@@ -549,6 +555,7 @@ fn the_prod_profile_with_cert_resolver_builds_and_serves_https_from_acme() {
         tls_port: websecure,
         validity_secs: None,
         eab: None,
+        ocsp_responder: None,
     }) else {
         return;
     };
@@ -664,6 +671,7 @@ fn in_a_pair_the_address_holder_relays_the_peers_http01_challenge() {
         tls_port: websecure,
         validity_secs: None,
         eab: None,
+        ocsp_responder: None,
     }) else {
         return;
     };
@@ -745,4 +753,55 @@ fn in_a_pair_the_address_holder_relays_the_peers_http01_challenge() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn an_acme_certificate_naming_an_ocsp_responder_is_asked_for_with_its_issuer() {
+    let (web, websecure) = two_free_ports();
+    let scratch = tempfile::tempdir().unwrap();
+    // Answers signed by another CA than pebble's: the requests are what this test looks at.
+    let responder = Responder::start(OcspCa::new(scratch.path()), Duration::from_secs(3600));
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: None,
+        ocsp_responder: Some(responder.url("/acme")),
+    }) else {
+        return;
+    };
+    let be = backend("a").start();
+    let host = "ocsp.acme.test";
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        "      tlsChallenge: {}\n",
+        host,
+        &be,
+    );
+    let path = site.dir.path().join("traefik.yml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}ocsp: {{}}\n")).unwrap();
+    let _rt = site.serve();
+    let (leaf, status, _) = wait_for_issued(&site, &pebble, host, Duration::from_secs(60));
+    assert_eq!(status, 200);
+    let serial = serial_of(&leaf).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !responder
+        .asked()
+        .iter()
+        .any(|(target, s)| target == "/acme" && s == &serial)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the stapler did not ask for the ACME certificate (serial {serial:02x?}): {:?}",
+            responder.asked()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Pebble's answer would come from pebble's issuer; this responder's is refused (another
+    // CA signed it), so nothing is stapled.
+    let (_, staple) = handshake(site.websecure(), host, false);
+    assert_eq!(staple, None);
 }

@@ -455,6 +455,20 @@ pub fn handshake(
     )
 }
 
+/// The serial number (INTEGER content) of a certificate.
+pub fn serial_of(cert: &[u8]) -> Option<Vec<u8>> {
+    let mut c = cert;
+    let (_, outer, _) = read(&mut c)?;
+    let mut outer = outer;
+    let (_, tbs, _) = read(&mut outer)?;
+    let mut tbs = tbs;
+    let (mut tag, mut serial, _) = read(&mut tbs)?;
+    if tag == 0xa0 {
+        (tag, serial, _) = read(&mut tbs)?;
+    }
+    (tag == 0x02).then(|| serial.to_vec())
+}
+
 /// The (serial, status) of the first SingleResponse of an OCSPResponse.
 pub fn read_staple(answer: &[u8]) -> Option<(Vec<u8>, Status)> {
     let mut a = answer;

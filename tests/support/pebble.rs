@@ -2,7 +2,7 @@
 //! and `pebble-challtestsrv`, 2.4.0), started on free ports of 127.0.0.1.
 //!
 //! ```text
-//! let Some(mut ca) = Pebble::start(PebbleOptions { http_port, tls_port, validity_secs: Some(3600), eab: None })
+//! let Some(mut ca) = Pebble::start(PebbleOptions { http_port, tls_port, validity_secs: Some(3600), eab: None, ocsp_responder: None })
 //! else { return };                                  // not installed: skipped, the reason on stderr
 //! ca.directory_url();                               // https://127.0.0.1:PORT/dir
 //! ca.ca_file();                                     // trust this for the directory (caCertificates)
@@ -70,7 +70,7 @@ const SCRUBBED_ENV: &[&str] = &[
 ];
 
 /// What the test chooses about the CA.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PebbleOptions {
     /// The port pebble's validator connects to for HTTP-01 (config `httpPort`), on 127.0.0.1.
     pub http_port: u16,
@@ -82,6 +82,9 @@ pub struct PebbleOptions {
     /// External account binding required, with this (key id, base64url HMAC key) as the only
     /// accepted binding (config `externalAccountBindingRequired`, `externalAccountMACKeys`).
     pub eab: Option<(&'static str, &'static str)>,
+    /// The OCSP URL pebble writes into the certificates it issues (config `ocspResponderURL`;
+    /// `None`: none).
+    pub ocsp_responder: Option<String>,
 }
 
 /// A running pebble and its DNS server, killed on drop.
@@ -195,8 +198,8 @@ impl Pebble {
     }
 
     /// The options it was started with.
-    pub fn options(&self) -> PebbleOptions {
-        self.opts
+    pub fn options(&self) -> &PebbleOptions {
+        &self.opts
     }
 
     /// The root certificate pebble issues from (management `GET /roots/0`), PEM; it is made anew
@@ -307,7 +310,7 @@ impl Pebble {
             "privateKey": self.dir().join("pebble.key"),
             "httpPort": self.opts.http_port,
             "tlsPort": self.opts.tls_port,
-            "ocspResponderURL": "",
+            "ocspResponderURL": self.opts.ocsp_responder.clone().unwrap_or_default(),
             "externalAccountBindingRequired": false,
         });
         if let Some(secs) = self.opts.validity_secs {
@@ -640,6 +643,7 @@ mod tests {
             tls_port,
             validity_secs,
             eab: None,
+            ocsp_responder: None,
         }
     }
 
@@ -812,7 +816,7 @@ mod tests {
             return;
         };
         let opts = options(Some(3600));
-        let Some(p) = Pebble::start(opts) else {
+        let Some(p) = Pebble::start(opts.clone()) else {
             return;
         };
         let work = p.dir().join("lego");

@@ -88,8 +88,8 @@ pub(crate) struct Held {
     pub names: Vec<String>,
     /// As stored (the names it was ordered for, PEM).
     pub stored: StoredCert,
-    /// Ready for rustls.
-    pub key: Arc<CertifiedKey>,
+    /// Ready for rustls, with its OCSP staple when stapling is on.
+    pub key: Arc<crate::ocsp::Served>,
     /// Validity, Unix seconds.
     pub not_before: i64,
     /// Validity, Unix seconds.
@@ -150,7 +150,7 @@ impl Held {
             not_after: x509.validity().not_after.timestamp(),
             serial: x509.raw_serial_as_string().replace(':', ""),
             issuer,
-            key: Arc::new(certified),
+            key: crate::ocsp::Served::new(certified),
             stored,
         })
     }
@@ -159,8 +159,8 @@ impl Held {
 /// Names → certificates, exact and by the parent of a `*.parent` wildcard, for the SNI resolver.
 #[derive(Debug, Default)]
 struct Table {
-    exact: HashMap<String, Arc<CertifiedKey>>,
-    wildcard: HashMap<String, Arc<CertifiedKey>>,
+    exact: HashMap<String, Arc<crate::ocsp::Served>>,
+    wildcard: HashMap<String, Arc<crate::ocsp::Served>>,
 }
 
 /// One resolver's worker and what it was started with.
@@ -202,6 +202,8 @@ pub(crate) struct Acme {
     pub(crate) challenges: Arc<Challenges>,
     table: ArcSwap<Table>,
     state: Mutex<State>,
+    /// OCSP stapling of the plan being served (`None`: off), and the runtime's stapler.
+    stapling: Mutex<Option<(Arc<crate::ocsp::Stapler>, bridge_plan::Ocsp)>>,
 }
 
 /// Seconds since the Unix epoch.
@@ -219,6 +221,7 @@ impl Acme {
         self: &Arc<Self>,
         plan: &Plan,
         covered: Vec<String>,
+        stapler: &Arc<crate::ocsp::Stapler>,
     ) -> Result<(), AcmeError> {
         let covered = Arc::new(covered);
         let provider = rustls::crypto::aws_lc_rs::default_provider();
@@ -324,19 +327,24 @@ impl Acme {
             );
         }
         state.storages = storages;
+        *self
+            .stapling
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            plan.ocsp.clone().map(|o| (stapler.clone(), o));
         self.publish(&state);
         Ok(())
     }
 
     /// The certificate for an SNI name: exact, else the `*.parent` wildcard.
     pub(crate) fn find_exact(&self, name: &str) -> Option<Arc<CertifiedKey>> {
-        self.table.load().exact.get(name).cloned()
+        self.table.load().exact.get(name).map(|s| s.key())
     }
 
     /// The wildcard certificate covering an SNI name.
     pub(crate) fn find_wildcard(&self, name: &str) -> Option<Arc<CertifiedKey>> {
         let (_, parent) = name.split_once('.')?;
-        self.table.load().wildcard.get(parent).cloned()
+        self.table.load().wildcard.get(parent).map(|s| s.key())
     }
 
     /// Every held certificate, by resolver, for the API and metrics.
@@ -366,7 +374,7 @@ impl Acme {
     /// longest wins a name).
     fn publish(&self, state: &State) {
         let now = unix_now();
-        let mut best: HashMap<(bool, String), (i64, Arc<CertifiedKey>)> = HashMap::new();
+        let mut best: HashMap<(bool, String), (i64, Arc<crate::ocsp::Served>)> = HashMap::new();
         for h in state.held.values().flatten() {
             if h.not_after <= now {
                 continue;
@@ -391,6 +399,22 @@ impl Acme {
             }
         }
         self.table.store(Arc::new(table));
+        // ACME certificates are stapled as Traefik staples them: as any other certificate
+        // whose leaf names a responder, the issuer being the next certificate of the chain.
+        let stapling = self
+            .stapling
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some((stapler, ocsp)) = stapling {
+            let mut batch = crate::ocsp::Batch::new(&ocsp);
+            for (resolver, list) in &state.held {
+                for h in list.iter().filter(|h| h.not_after > now) {
+                    batch.add(&h.key, &format!("{resolver} ({})", h.stored.domain.main));
+                }
+            }
+            stapler.add(batch);
+        }
     }
 
     /// A new certificate for `resolver`, replacing the one ordered for `replaces` (if any):
@@ -586,7 +610,8 @@ impl Ari {
         }
         let Some(acct) = account.as_ref() else { return };
         for h in due {
-            let Some(leaf) = h.key.cert.first() else {
+            let key = h.key.key();
+            let Some(leaf) = key.cert.first() else {
                 continue;
             };
             let Ok(id) = instant_acme::CertificateIdentifier::try_from(leaf) else {
@@ -818,7 +843,7 @@ mod tests {
                 key: vec![],
                 store: "default".into(),
             },
-            key: ck,
+            key: crate::ocsp::Served::new(CertifiedKey::clone(&ck)),
             not_before,
             not_after,
             serial: String::new(),
@@ -901,7 +926,7 @@ mod tests {
         acme.publish(&state);
         assert!(Arc::ptr_eq(
             &acme.find_exact("a.example").unwrap(),
-            &long_key
+            &long_key.key()
         ));
         assert!(acme.find_wildcard("x.w.example").is_some());
         assert!(acme.find_wildcard("x.y.w.example").is_none());

@@ -291,18 +291,21 @@ impl Stapler {
     }
 
     /// The certificates a plan now being served staples (`None`: stapling is off, every entry
-    /// goes). Certificates already known get their staple at once; new ones, and those still
-    /// without a staple, are asked for now (Traefik's pass after a configuration change).
+    /// goes). See [`Stapler::add`].
     pub(crate) fn commit(self: &Arc<Self>, batch: Option<Batch>) {
+        match batch {
+            Some(b) => self.add(b),
+            None => self.state().entries.clear(),
+        }
+    }
+
+    /// Certificates now served (from the plan's files, or just obtained by ACME). Those already
+    /// known get their staple at once; new ones, and those still without a staple, are asked for
+    /// now (Traefik's pass after a configuration change). An entry none of whose certificates
+    /// is served any more is forgotten a day later.
+    pub(crate) fn add(self: &Arc<Self>, batch: Batch) {
         let now = Instant::now();
         let mut state = self.state();
-        let Some(batch) = batch else {
-            state.entries.clear();
-            return;
-        };
-        for e in state.entries.values_mut() {
-            e.slots.retain(|s| s.strong_count() > 0);
-        }
         for w in batch.wanted {
             let e = state.entries.entry(w.leaf).or_insert_with(|| Entry {
                 name: String::new(),
@@ -327,22 +330,14 @@ impl Stapler {
             e.issuer = w.issuer;
             e.responders = w.responders;
             e.unused_since = None;
+            e.slots.retain(|s| s.strong_count() > 0);
             e.slots.push(w.slot);
             if e.staple.is_none() {
                 e.due = now;
             }
             e.serve();
         }
-        let wanted_any = !state.entries.is_empty();
-        for e in state.entries.values_mut() {
-            if e.slots.iter().all(|s| s.strong_count() == 0) {
-                e.unused_since.get_or_insert(now);
-            }
-        }
-        state
-            .entries
-            .retain(|_, e| e.unused_since.is_none_or(|t| now - t < UNUSED_TTL));
-        if wanted_any && !state.task {
+        if !state.entries.is_empty() && !state.task {
             match tokio::runtime::Handle::try_current() {
                 Ok(h) => {
                     state.task = true;
@@ -359,6 +354,14 @@ impl Stapler {
     fn due(&self) -> (Vec<Job>, Option<Instant>) {
         let now = Instant::now();
         let mut state = self.state();
+        for e in state.entries.values_mut() {
+            e.slots.retain(|s| s.strong_count() > 0);
+            if e.slots.is_empty() {
+                e.unused_since.get_or_insert(now);
+            } else {
+                e.unused_since = None;
+            }
+        }
         state
             .entries
             .retain(|_, e| e.unused_since.is_none_or(|t| now - t < UNUSED_TTL));
