@@ -365,6 +365,55 @@ fn prod_warns_about_a_certificate_expiring_soon() {
 }
 
 #[test]
+fn prod_warns_when_a_stapled_certificate_file_holds_no_issuer() {
+    let files = ProdFiles::new();
+    let ca = bridge_tests::ocsp::OcspCa::new(files.dir.path());
+    let domain = "scadabridge.example.com";
+    ca.leaf(
+        files.dir.path(),
+        domain,
+        0x21,
+        &["http://ocsp.example.com"],
+        true,
+    );
+    let vars = |cert: &str| files.vars(cert, &format!("{domain}.key"), "dashboard.htpasswd");
+    let warning = "the certificate names an OCSP responder, but its file holds no issuer";
+    let tmp = tempfile::tempdir().unwrap();
+    for (ocsp, warned) in [(true, true), (false, false)] {
+        let seed = seed_with("", if ocsp { "ocsp: {}\n" } else { "" });
+        let mut args = vec![
+            seed.path().to_string_lossy().into_owned(),
+            "--profile".into(),
+            "prod".into(),
+        ];
+        args.extend(vars(&format!("{domain}.crt")));
+        let out = build(&args, &tmp.path().join("plan.json"));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_eq!(err.contains(warning), warned, "ocsp {ocsp}: {err}");
+    }
+    // With the issuer after the leaf: no warning.
+    ca.leaf(
+        files.dir.path(),
+        domain,
+        0x22,
+        &["http://ocsp.example.com"],
+        false,
+    );
+    let seed = seed_with("", "ocsp: {}\n");
+    let mut args = vec![
+        seed.path().to_string_lossy().into_owned(),
+        "--profile".into(),
+        "prod".into(),
+    ];
+    args.extend(vars(&format!("{domain}.crt")));
+    let out = build(&args, &tmp.path().join("plan2.json"));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains(warning), "{err}");
+}
+
+#[test]
 fn prod_refuses_plaintext_dashboard_users() {
     let files = ProdFiles::new();
     let err = prod_error(

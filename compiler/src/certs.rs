@@ -34,6 +34,8 @@ pub struct CertInfo {
     pub not_after: i64,
     /// Number of certificates in the PEM file, leaf included.
     pub chain_len: usize,
+    /// The leaf's OCSP responder URLs (Authority Information Access), in order.
+    pub ocsp_urls: Vec<String>,
 }
 
 /// Why a certificate, key or CA file could not be inspected.
@@ -296,6 +298,20 @@ fn leaf_info(path: &Path, leaf: &X509Certificate<'_>) -> Result<CertInfo, CertEr
         }
     }
 
+    let mut ocsp_urls = Vec::new();
+    for ext in leaf.extensions() {
+        if let x509_parser::extensions::ParsedExtension::AuthorityInfoAccess(aia) =
+            ext.parsed_extension()
+        {
+            for d in aia.iter() {
+                if d.access_method == x509_parser::oid_registry::OID_PKIX_ACCESS_DESCRIPTOR_OCSP
+                    && let GeneralName::URI(u) = d.access_location
+                {
+                    ocsp_urls.push(u.to_owned());
+                }
+            }
+        }
+    }
     let validity = leaf.validity();
     Ok(CertInfo {
         subject_cn,
@@ -304,6 +320,7 @@ fn leaf_info(path: &Path, leaf: &X509Certificate<'_>) -> Result<CertInfo, CertEr
         not_before: validity.not_before.timestamp(),
         not_after: validity.not_after.timestamp(),
         chain_len: 1,
+        ocsp_urls,
     })
 }
 
@@ -729,6 +746,7 @@ mod tests {
             not_before: JAN_1_2025,
             not_after: JAN_1_2026,
             chain_len: 1,
+            ocsp_urls: Vec::new(),
         }
     }
 

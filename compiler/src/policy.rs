@@ -271,6 +271,19 @@ pub fn check(loaded: &Loaded, profile: &Profile, now_unix: i64, diags: &mut Vec<
                         .hint("renew it before deploying"),
                     );
                 }
+                if loaded.static_cfg.ocsp.is_some()
+                    && !info.ocsp_urls.is_empty()
+                    && info.chain_len < 2
+                {
+                    diags.push(
+                        Diagnostic::warning(
+                            Code::Certificate,
+                            "the certificate names an OCSP responder, but its file holds no issuer certificate after it: it will not be stapled",
+                        )
+                        .at(at)
+                        .hint("put the issuing CA's certificate second in the certificate file"),
+                    );
+                }
                 if info.not_before > now_unix {
                     diags.push(
                         Diagnostic::error(Code::Certificate, "the certificate is not valid yet")
