@@ -45,3 +45,10 @@ pub fn render(runtime: &Runtime) {
 pub fn compress(data: &[u8]) {
     crate::middleware::compress::fuzz(data);
 }
+
+/// Checks `data` as a responder's OCSP answer for a fixed certificate and issuer (the
+/// openssl-made fixtures of runtime/tests/fixtures/ocsp), at a time inside their validity: the
+/// checks a stapled answer passes. An accepted answer must be stapled byte for byte.
+pub fn ocsp_answer(data: &[u8]) {
+    crate::ocsp::fuzz_answer(data);
+}

@@ -284,7 +284,30 @@ pub(crate) fn check(
     let Some((0, signature)) = sig.content.split_first() else {
         return Err(OcspError::Malformed("signature"));
     };
+    // The data is read before the signature is checked (both must hold), so what it says is
+    // reached by the fuzz target too.
+    let found = single_response(tbs, id)?;
     verify(tbs.whole, alg.content, signature, issuer, &certs, now)?;
+    let (status, this_update, next_update) = found;
+    if this_update > now + SLACK || next_update.is_some_and(|n| n + SLACK < now) {
+        return Err(OcspError::NotCurrent);
+    }
+    Ok(Staple {
+        der: answer.to_vec(),
+        status,
+        this_update,
+        next_update,
+    })
+}
+
+/// The clock difference tolerated either way.
+pub(crate) const SLACK: Duration = Duration::from_secs(60);
+
+/// What the ResponseData says of `id`: its status, `thisUpdate` and `nextUpdate`.
+fn single_response(
+    tbs: Tlv<'_>,
+    id: &CertId,
+) -> Result<(CertStatus, SystemTime, Option<SystemTime>), OcspError> {
     // ResponseData: [0] version?, responderID, producedAt, responses, [1] extensions?
     let mut data = tbs.content;
     let mut first = tlv(&mut data)?;
@@ -322,17 +345,23 @@ pub(crate) fn check(
         } else {
             None
         };
-        // A minute of clock difference tolerated either way.
-        let slack = Duration::from_secs(60);
-        if this_update > now + slack || next_update.is_some_and(|n| n + slack < now) {
-            return Err(OcspError::NotCurrent);
+        // singleExtensions: one marked critical is not understood here, so the answer is not
+        // taken (as Go's parser refuses it).
+        if s.first() == Some(&0xa1) {
+            let wrapped = tlv(&mut s)?;
+            let mut w = wrapped.content;
+            let exts = expect(&mut w, SEQUENCE, "single extensions")?;
+            let mut exts = exts.content;
+            while !exts.is_empty() {
+                let ext = expect(&mut exts, SEQUENCE, "single extension")?;
+                let mut e = ext.content;
+                expect(&mut e, OID, "single extension id")?;
+                if e.first() == Some(&0x01) && expect(&mut e, 0x01, "critical")?.content != [0] {
+                    return Err(OcspError::Malformed("critical single extension"));
+                }
+            }
         }
-        return Ok(Staple {
-            der: answer.to_vec(),
-            status,
-            this_update,
-            next_update,
-        });
+        return Ok((status, this_update, next_update));
     }
     Err(OcspError::OtherCertificate)
 }
@@ -518,6 +547,32 @@ mod tests {
         let at = tampered.len() / 3;
         tampered[at] ^= 1;
         assert!(check(&tampered, &good, &ca, now()).is_err());
+    }
+
+    #[test]
+    fn a_critical_single_extension_is_refused_and_another_one_is_not() {
+        let id = CertId::of(&pem("good"), &pem("ca")).unwrap();
+        let data = |critical: bool| {
+            let mut ext = der(OID, &[0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x15, 0x01]);
+            if critical {
+                ext.extend(der(0x01, &[0xff]));
+            }
+            ext.extend(der(OCTET_STRING, &der(0x05, &[])));
+            let mut single = id.der();
+            single.extend([0x80, 0x00]);
+            single.extend(der(GENERALIZED_TIME, b"20261204025756Z"));
+            single.extend(der(0xa1, &der(SEQUENCE, &der(SEQUENCE, &ext))));
+            let mut data = der(0xa2, &der(OCTET_STRING, &[0; 20]));
+            data.extend(der(GENERALIZED_TIME, b"20261204025756Z"));
+            data.extend(der(SEQUENCE, &der(SEQUENCE, &single)));
+            der(SEQUENCE, &data)
+        };
+        for (critical, refused) in [(true, true), (false, false)] {
+            let bytes = data(critical);
+            let mut input = bytes.as_slice();
+            let tbs = tlv(&mut input).unwrap();
+            assert_eq!(single_response(tbs, &id).is_err(), refused, "{critical}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Asking a responder: the DER request POSTed with `Content-Type: application/ocsp-request`
 //! (RFC 6960 appendix A.1), as Traefik (Go's `http.Post`) sends it — redirects followed as Go
-//! follows them (at most 10; 307 and 308 repeat the POST, 301, 302 and 303 become a GET), 10 s
+//! follows them (10 requests at most; 307 and 308 repeat the POST, 301, 302 and 303 become a
+//! GET, other 3xx are answers), 10 s
 //! for the whole exchange, any status but 2xx a failure. `https` responders are verified against
 //! the system's CA store. An answer is read up to 1 MiB (real ones are a few kB): a responder
 //! cannot make the stapler hold more.
@@ -18,7 +19,7 @@ use crate::acme::client::Connector;
 
 /// Go's `http.Client` timeout Traefik sets for OCSP.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
-/// Go's default redirect limit.
+/// Go's default limit: the tenth redirect is not followed.
 const MAX_REDIRECTS: usize = 10;
 /// The largest answer read.
 const MAX_ANSWER: usize = 1 << 20;
@@ -73,7 +74,7 @@ impl Http {
     async fn exchange(&self, url: &str, request: &[u8]) -> Result<Vec<u8>, String> {
         let mut target = url::Url::parse(url).map_err(|e| format!("bad URL \"{url}\": {e}"))?;
         let mut method = Method::POST;
-        for _ in 0..=MAX_REDIRECTS {
+        for _ in 0..MAX_REDIRECTS {
             if !matches!(target.scheme(), "http" | "https") {
                 return Err(format!(
                     "unsupported protocol scheme \"{}\"",
@@ -105,7 +106,15 @@ impl Http {
                 .await
                 .map_err(|e| format!("{method} \"{target}\": {}", chain(&e)))?;
             let status = rsp.status();
-            if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
+            let redirect = matches!(
+                status,
+                StatusCode::MOVED_PERMANENTLY
+                    | StatusCode::FOUND
+                    | StatusCode::SEE_OTHER
+                    | StatusCode::TEMPORARY_REDIRECT
+                    | StatusCode::PERMANENT_REDIRECT
+            );
+            if redirect {
                 let Some(next) = rsp
                     .headers()
                     .get(header::LOCATION)

@@ -21,7 +21,9 @@
 //! - answers: `good`, `revoked` and `unknown` are all stapled (a revoked certificate is logged);
 //!   one that is out of date is refused, and a staple past its `nextUpdate` is withdrawn — a
 //!   client refuses a stale staple, where Traefik keeps serving it.
-//! - a certificate that left the configuration keeps its entry for 24 h, as in Traefik.
+//! - a certificate that left the configuration keeps its entry for 24 h, as in Traefik (noticed
+//!   within 5 min: the task wakes at least that often); an answer older than the staple does not
+//!   replace it.
 
 mod der;
 mod fetch;
@@ -38,7 +40,7 @@ use rustls_pki_types::CertificateDer;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-pub(crate) use der::{CertId, CertStatus, Staple};
+pub(crate) use der::{CertId, CertStatus, SLACK, Staple};
 
 /// How long an entry whose certificate left the configuration is kept (Traefik's cache TTL).
 const UNUSED_TTL: Duration = Duration::from_secs(24 * 3600);
@@ -47,6 +49,14 @@ const FIRST_RETRY: Duration = Duration::from_secs(60);
 const MAX_RETRY: Duration = Duration::from_secs(3600);
 /// Refetch interval for an answer without `nextUpdate` (Traefik's hourly pass).
 const NO_NEXT_UPDATE: Duration = Duration::from_secs(3600);
+/// How long an answer without `nextUpdate` is served after its `thisUpdate` when no newer one
+/// comes (RFC 6960 sets no end; a client would not take one much older).
+const NO_NEXT_UPDATE_LIFE: Duration = Duration::from_secs(24 * 3600);
+/// The longest the task sleeps: how soon a certificate no longer served is noticed (go-cache's
+/// janitor runs as often), and the longest wait for a halfway point far ahead.
+const JANITOR: Duration = Duration::from_secs(5 * 60);
+/// The longest wait before asking again, whatever the answer's `nextUpdate`.
+const MAX_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// A certificate as handshakes get it, its staple included.
 #[derive(Debug)]
@@ -211,6 +221,9 @@ struct Entry {
     /// When to ask next.
     due: Instant,
     failures: u32,
+    /// Bumped by every [`Stapler::add`]: a fetch that was under way when the configuration
+    /// changed does not postpone the fetch that change asked for.
+    generation: u64,
     /// Where it is served.
     slots: Vec<Weak<Served>>,
     /// Since when no plan serves it.
@@ -270,6 +283,7 @@ impl Drop for Stapler {
 /// A fetch the task makes, taken out of the state so no lock is held while it waits.
 struct Job {
     leaf: Vec<u8>,
+    generation: u64,
     name: String,
     id: CertId,
     issuer: CertificateDer<'static>,
@@ -295,7 +309,14 @@ impl Stapler {
     pub(crate) fn commit(self: &Arc<Self>, batch: Option<Batch>) {
         match batch {
             Some(b) => self.add(b),
-            None => self.state().entries.clear(),
+            None => {
+                let mut state = self.state();
+                for e in state.entries.values_mut() {
+                    e.staple = None;
+                    e.serve();
+                }
+                state.entries.clear();
+            }
         }
     }
 
@@ -316,9 +337,11 @@ impl Stapler {
                 expires: None,
                 due: now,
                 failures: 0,
+                generation: 0,
                 slots: Vec::new(),
                 unused_since: None,
             });
+            e.generation = e.generation.wrapping_add(1);
             // The latest configuration decides (Traefik keeps the first issuer and responders
             // until the entry expires; a corrected file takes effect here at once).
             if e.id != w.id {
@@ -380,6 +403,7 @@ impl Stapler {
             if e.due <= now {
                 jobs.push(Job {
                     leaf: leaf.clone(),
+                    generation: e.generation,
                     name: e.name.clone(),
                     id: e.id.clone(),
                     issuer: e.issuer.clone(),
@@ -433,6 +457,19 @@ impl Stapler {
         if e.id != job.id {
             return; // Reconfigured meanwhile: the new identity is asked for already.
         }
+        // An answer older than the one stapled (a replay on the way from the responder, or a
+        // responder behind its peers) does not replace it.
+        let outcome = outcome.and_then(|staple| match &e.staple {
+            Some(current) if staple.this_update < current.this_update => {
+                tracing::debug!(
+                    certificate = %e.name,
+                    "Unable to parse OCSP response: older than the stapled answer"
+                );
+                Err(())
+            }
+            _ => Ok(staple),
+        });
+        let reconfigured = e.generation != job.generation;
         match outcome {
             Ok(staple) => {
                 let (due, expires) = schedule(&staple, now, wall);
@@ -454,9 +491,11 @@ impl Stapler {
             Err(()) => {
                 e.failures = e.failures.saturating_add(1);
                 let wait = FIRST_RETRY
-                    .saturating_mul(1 << (e.failures - 1).min(6))
+                    .saturating_mul(1 << (e.failures.saturating_sub(1)).min(6))
                     .min(MAX_RETRY);
-                e.due = now + wait;
+                if !reconfigured {
+                    e.due = now + wait;
+                }
                 tracing::error!(
                     certificate = %e.name,
                     retry_in_s = wait.as_secs(),
@@ -471,24 +510,63 @@ impl Stapler {
 
 /// When to ask again after `staple` (at `now`, wall time `wall`), and when it stops holding:
 /// halfway from `thisUpdate` to `nextUpdate`, as Traefik; an answer already past halfway (a
-/// responder serving a cached answer) again halfway to its end, between 1 min and 1 h away.
+/// responder serving a cached answer) again halfway to its end, between 1 min and 1 h away;
+/// never later than [`MAX_WAIT`]. It holds until its `nextUpdate` (with the clock slack the
+/// checks allow), or [`NO_NEXT_UPDATE_LIFE`] after its `thisUpdate` without one.
 fn schedule(staple: &Staple, now: Instant, wall: SystemTime) -> (Instant, Option<Instant>) {
+    let after = |d: Duration| now.checked_add(d.min(MAX_WAIT)).unwrap_or(now);
     let Some(next) = staple.next_update else {
-        return (now + NO_NEXT_UPDATE, None);
+        let end = staple.this_update + NO_NEXT_UPDATE_LIFE;
+        let life = end.duration_since(wall).unwrap_or_default();
+        return (after(NO_NEXT_UPDATE), Some(after(life)));
     };
-    let left = next.duration_since(wall).unwrap_or_default();
+    let left = (next + SLACK).duration_since(wall).unwrap_or_default();
     let span = next.duration_since(staple.this_update).unwrap_or_default();
     let halfway = staple.this_update + span / 2;
     let wait = match halfway.duration_since(wall) {
         Ok(w) if !w.is_zero() => w,
         _ => (left / 2).clamp(FIRST_RETRY, MAX_RETRY),
     };
-    (now + wait, Some(now + left))
+    // A staple held past MAX_WAIT is asked for again before then; its end is kept as far as
+    // an Instant reaches.
+    let expires = now.checked_add(left);
+    (after(wait), expires)
+}
+
+/// For the `ocsp_answer` fuzz target ([`crate::fuzzing::ocsp_answer`]).
+pub(crate) fn fuzz_answer(data: &[u8]) {
+    use rustls_pki_types::pem::PemObject as _;
+    let (Ok(leaf), Ok(ca)) = (
+        CertificateDer::from_pem_slice(include_bytes!("../../tests/fixtures/ocsp/good.crt")),
+        CertificateDer::from_pem_slice(include_bytes!("../../tests/fixtures/ocsp/ca.crt")),
+    ) else {
+        return;
+    };
+    let Ok(id) = CertId::of(&leaf, &ca) else {
+        return;
+    };
+    // 2026-12-05: inside the fixtures' answers.
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_428_800);
+    if let Ok(staple) = der::check(data, &id, &ca, now) {
+        assert_eq!(staple.der, data, "an accepted answer is stapled as it came");
+        let wall = now;
+        let _ = schedule(&staple, Instant::now(), wall);
+    }
 }
 
 /// The stapler's task: fetches what is due, one at a time (as Traefik's single worker), then
 /// sleeps until the next due time or a commit. Ends when the stapler is dropped.
 async fn run(stapler: Weak<Stapler>, wake: Arc<Notify>) {
+    /// Lets the next [`Stapler::add`] start the task again should this one end early.
+    struct Running(Weak<Stapler>);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            if let Some(s) = self.0.upgrade() {
+                s.state().task = false;
+            }
+        }
+    }
+    let _running = Running(stapler.clone());
     loop {
         let notified = wake.notified();
         let next = {
@@ -506,14 +584,11 @@ async fn run(stapler: Weak<Stapler>, wake: Arc<Notify>) {
             }
             next
         };
-        match next {
-            Some(t) => {
-                tokio::select! {
-                    () = tokio::time::sleep_until(t) => {}
-                    () = notified => {}
-                }
-            }
-            None => notified.await,
+        let janitor = Instant::now() + JANITOR;
+        let t = next.map_or(janitor, |t| t.min(janitor));
+        tokio::select! {
+            () = tokio::time::sleep_until(t) => {}
+            () = notified => {}
         }
     }
 }
@@ -553,6 +628,8 @@ mod tests {
     struct Responders {
         answers: Mutex<HashMap<String, Result<Vec<u8>, String>>>,
         asked: Mutex<Vec<(String, Vec<u8>)>>,
+        /// How long each answer takes.
+        delay: Mutex<Duration>,
     }
 
     impl Responders {
@@ -586,7 +663,11 @@ mod tests {
                 .get(&url)
                 .cloned()
                 .unwrap_or_else(|| Err("connection refused".into()));
-            Box::pin(async move { a })
+            let delay = *r2.delay.lock().unwrap();
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                a
+            })
         });
         let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_428_800);
         (
@@ -662,14 +743,17 @@ mod tests {
         after(Duration::from_secs(241)).await;
         assert_eq!(staple(&s).as_deref(), Some(GOOD));
         // The responder fails from halfway on: the staple stays until its nextUpdate
-        // (2026-12-11 02:57:56, 6 d 02:57:56 from the start), then goes.
+        // (2026-12-11 02:57:56, 6 d 02:57:56 from the start) and the minute of clock slack the
+        // checks allow, then goes.
         r.answer(AIA, Err("connection refused"));
         let next_update = Duration::from_secs(6 * 86_400 + 2 * 3600 + 57 * 60 + 56);
         after(next_update - Duration::from_secs(600) - Duration::from_secs(61 + 60 + 61 + 241))
             .await;
         assert_eq!(staple(&s).as_deref(), Some(GOOD));
         assert!(r.asked().len() > 5, "{}", r.asked().len());
-        after(Duration::from_secs(601)).await;
+        after(Duration::from_secs(650)).await;
+        assert_eq!(staple(&s).as_deref(), Some(GOOD));
+        after(Duration::from_secs(11)).await;
         assert_eq!(staple(&s), None);
     }
 
@@ -720,33 +804,119 @@ mod tests {
         st.commit(batch(&[], &[&first]));
         after(Duration::from_millis(1)).await;
         assert_eq!(r.asked().len(), 1);
-        // A reload serves the same file anew: stapled at once, not asked again.
+        // A reload serves the same file anew: stapled at once, not asked again (the old
+        // runtime still serves until the new one takes over).
         let second = served(vec![good(), ca()]);
-        drop(first);
         st.commit(batch(&[], &[&second]));
+        drop(first);
         after(Duration::from_millis(1)).await;
         assert_eq!(staple(&second).as_deref(), Some(GOOD));
         assert_eq!(r.asked().len(), 1);
-        // Removed, then back within a day: still stapled without asking.
-        drop(second);
+        // Removed (the old runtime dropped after the new one took over), then back within a
+        // day: still stapled without asking.
         st.commit(batch(&[], &[]));
+        drop(second);
         after(DAY / 2).await;
         let third = served(vec![good(), ca()]);
         st.commit(batch(&[], &[&third]));
         after(Duration::from_millis(1)).await;
         assert_eq!(staple(&third).as_deref(), Some(GOOD));
         assert_eq!(r.asked().len(), 1);
-        // Removed for longer than a day: forgotten.
-        drop(third);
+        // Removed for longer than a day: forgotten (noticed within the janitor's 5 min).
         st.commit(batch(&[], &[]));
-        after(DAY + Duration::from_secs(1)).await;
+        drop(third);
+        after(DAY + JANITOR + Duration::from_secs(1)).await;
         assert!(st.state().entries.is_empty());
-        // Stapling turned off: nothing kept.
+        // Stapling turned off: nothing kept, and what is still served loses its staple.
         let fourth = served(vec![good(), ca()]);
         st.commit(batch(&[], &[&fourth]));
         after(Duration::from_millis(1)).await;
+        assert_eq!(staple(&fourth).as_deref(), Some(GOOD));
         st.commit(None);
         assert!(st.state().entries.is_empty());
+        assert_eq!(staple(&fourth), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reload_during_a_failing_fetch_still_asks_at_once() {
+        let (st, r) = stapler();
+        *r.delay.lock().unwrap() = Duration::from_secs(5);
+        let s = served(vec![good(), ca()]);
+        st.commit(batch(&[], &[&s]));
+        after(Duration::from_secs(1)).await;
+        assert_eq!(r.asked().len(), 1);
+        // The responder is fixed and a reload says so while the first fetch is under way.
+        r.answer(AIA, Ok(GOOD));
+        st.commit(batch(&[], &[&s]));
+        after(Duration::from_secs(10)).await;
+        assert_eq!(r.asked().len(), 2, "asked again without the 1 min backoff");
+        assert_eq!(staple(&s).as_deref(), Some(GOOD));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_older_than_the_staple_does_not_replace_it_and_a_delegated_one_is_taken() {
+        let (st, r) = stapler();
+        let signer: &[u8] = include_bytes!("../../tests/fixtures/ocsp/resp-good-signer.der");
+        r.answer(AIA, Ok(signer));
+        let s = served(vec![good(), ca()]);
+        st.commit(batch(&[], &[&s]));
+        after(Duration::from_millis(1)).await;
+        assert_eq!(staple(&s).as_deref(), Some(signer));
+        let (leaf, generation, id, this_update) = {
+            let state = st.state();
+            let (leaf, e) = state.entries.iter().next().unwrap();
+            let this = e.staple.as_ref().unwrap().this_update;
+            (leaf.clone(), e.generation, e.id.clone(), this)
+        };
+        let job = Job {
+            leaf,
+            generation,
+            name: String::new(),
+            id,
+            issuer: ca(),
+            responders: Vec::new(),
+        };
+        let older = Staple {
+            der: b"older".to_vec(),
+            status: CertStatus::Good,
+            this_update: this_update - Duration::from_secs(3600),
+            next_update: None,
+        };
+        st.record(&job, Ok(older));
+        assert_eq!(staple(&s).as_deref(), Some(signer));
+    }
+
+    #[test]
+    fn the_schedule_is_halfway_capped_and_ends_at_next_update() {
+        let now = Instant::now();
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let at = |secs: i64| {
+            let d = Duration::from_secs(secs.unsigned_abs());
+            if secs < 0 { wall - d } else { wall + d }
+        };
+        let staple = |this: i64, next: Option<i64>| Staple {
+            der: Vec::new(),
+            status: CertStatus::Good,
+            this_update: at(this),
+            next_update: next.map(at),
+        };
+        // Halfway from thisUpdate to nextUpdate; the end at nextUpdate plus the clock slack.
+        let (due, expires) = schedule(&staple(-3600, Some(7 * 3600)), now, wall);
+        assert_eq!(due - now, Duration::from_secs(3 * 3600));
+        assert_eq!(expires.unwrap() - now, Duration::from_secs(7 * 3600 + 60));
+        // Past halfway: again halfway to the end, at least a minute, at most an hour away.
+        let (due, _) = schedule(&staple(-7200, Some(600)), now, wall);
+        assert_eq!(due - now, Duration::from_secs(330));
+        let (due, _) = schedule(&staple(-86_400, Some(30)), now, wall);
+        assert_eq!(due - now, FIRST_RETRY);
+        // Without nextUpdate: hourly, held a day from thisUpdate.
+        let (due, expires) = schedule(&staple(-600, None), now, wall);
+        assert_eq!(due - now, Duration::from_secs(3600));
+        assert_eq!(expires.unwrap() - now, Duration::from_secs(86_400 - 600));
+        // A nextUpdate years ahead: asked again within a week, no overflow.
+        let (due, expires) = schedule(&staple(0, Some(200 * 365 * 86_400)), now, wall);
+        assert_eq!(due - now, MAX_WAIT);
+        assert!(expires.is_some());
     }
 
     #[test]
