@@ -346,6 +346,9 @@ struct Inner {
     /// Per service node: a sticky load balancer is reachable from it (decided at load, so a
     /// request that needs no cookie never walks the tree).
     sticky: Vec<bool>,
+    /// Some load balancer counts its requests in flight (`p2c`, `leasttime`): without one, an
+    /// attempt looks nothing up to count itself.
+    counts_load: bool,
 }
 
 #[derive(Debug)]
@@ -686,12 +689,16 @@ impl Upstreams {
         let sticky = (0..nodes.len())
             .map(|n| node_sticky(&nodes, n, 0))
             .collect();
+        let counts_load = nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::LoadBalancer(lb) if lb.load.is_some()));
         Ok(Self {
             inner: Arc::new(Inner {
                 ids,
                 nodes,
                 events,
                 sticky,
+                counts_load,
                 generation: AtomicU64::new(0),
             }),
         })
@@ -738,7 +745,15 @@ impl Upstreams {
 
     /// Counts a request sent to `server` in flight, when its load balancer's strategy reads
     /// that (`p2c`; `leasttime`, except for a request its cookie sent there, as in Traefik).
+    #[inline]
     pub(crate) fn count(&self, server: &ServerRef, via: &Via) -> Option<load::Counted> {
+        if !self.inner.counts_load {
+            return None;
+        }
+        self.count_in(server, via)
+    }
+
+    fn count_in(&self, server: &ServerRef, via: &Via) -> Option<load::Counted> {
         let lb = self.lb(server.node)?;
         let load = lb.load.as_ref()?;
         if lb.strategy == bridge_plan::Strategy::Leasttime && via.named(server) {
