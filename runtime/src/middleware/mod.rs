@@ -257,8 +257,17 @@ pub(crate) struct ErrorsAt<'a> {
 }
 
 impl ResponseEdits<'_> {
-    /// Applies the edits to an answer's fields.
+    /// Applies the edits to an answer's fields (inlined: a chain without headers or CORS,
+    /// every request of a router without middlewares, pays one check).
+    #[inline]
     pub(crate) fn apply(&self, fields: &mut HeaderMap) {
+        if self.headers.is_empty() && self.sts.is_none() && self.cors.is_empty() {
+            return;
+        }
+        self.apply_all(fields);
+    }
+
+    fn apply_all(&self, fields: &mut HeaderMap) {
         self.apply_headers(fields);
         if let Some(v) = self.sts {
             fields.insert(header::STRICT_TRANSPORT_SECURITY, v.clone());

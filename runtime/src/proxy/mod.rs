@@ -402,16 +402,27 @@ impl Runtime {
         let mut ctx = RequestCtx::new(tls, host, peer.addr.ip(), pq, arrival.forwarded);
         ctx.sources = Some(self.sources(host_value.as_ref(), &peer));
         ctx.client_certs = peer.client_certs.as_deref();
-        let at = Here {
-            entry,
-            peer: &peer,
-            host: host_value.as_ref(),
-            tls,
-            upgrade: arrival.upgrade,
-        };
+        let upgrade = arrival.upgrade;
         let mut fields = arrival.fields;
         let done = |r, _| r;
-        let (resp, sniff) = chain_and_service!(self, router, 0, req, ctx, fields, &at, done);
+        // Made where it is used (a buffering middleware, a response stage): a request that
+        // needs neither does not carry it.
+        let (resp, sniff) = chain_and_service!(
+            self,
+            router,
+            0,
+            req,
+            ctx,
+            fields,
+            &Here {
+                entry,
+                peer: &peer,
+                host: host_value.as_ref(),
+                tls,
+                upgrade,
+            },
+            done
+        );
         if sniff {
             return Box::pin(crate::middleware::content_type::sniffed(resp)).await;
         }
