@@ -1414,6 +1414,135 @@ fn invalid_responses_become_502() {
     );
 }
 
+/// The response lines curl shows for one request (`< http/2 103`, `< link: …`; status lines,
+/// `link` and the hop-by-hop fields the test's server sends, lower-cased), each with the time
+/// it appeared after the start.
+fn curl_heads(url: &str, host: &str, extra: &[&str]) -> Vec<(Duration, String)> {
+    use std::io::BufRead as _;
+    let start = Instant::now();
+    let mut child = Command::new("curl")
+        .args(["-sv", "--max-time", "10", "-o", "/dev/null", "-H"])
+        .arg(format!("Host: {host}"))
+        .args(extra)
+        .arg(url)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("curl runs");
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(stderr).lines() {
+        let Ok(line) = line else { break };
+        let Some(line) = line.strip_prefix("< ") else {
+            continue;
+        };
+        let line = line.trim_end().to_ascii_lowercase();
+        if ["http/", "link:", "x-hop", "connection:"]
+            .iter()
+            .any(|p| line.starts_with(p))
+        {
+            lines.push((start.elapsed(), line));
+        }
+    }
+    let _ = child.wait();
+    lines
+}
+
+#[test]
+fn interim_responses_are_forwarded_as_they_arrive() {
+    // RFC 9110 §15.2: a proxy MUST forward the 1xx responses it did not ask for. Forwarded as
+    // they arrive (a 103 that comes with the final answer is of no use to a browser), over
+    // HTTP/1.1 and HTTP/2 (browsers act on 103 Early Hints over HTTP/2 only: interim HEADERS
+    // frames), for requests the own codec sends (no body) and ones hyper's client sends (a
+    // body); hop-by-hop fields of the 1xx are not forwarded.
+    let pause = Duration::from_millis(700);
+    let b = Backend::start(move |_, _, _| {
+        vec![
+            Act::Write(
+                b"HTTP/1.1 103 Early Hints\r\nlink: </s.css>; rel=preload\r\nconnection: x-hop\r\nx-hop: 1\r\n\r\n"
+                    .to_vec(),
+            ),
+            Act::Sleep(pause),
+            Act::Write(cat(&[b"HTTP/1.1 102 Processing\r\n\r\n", OK])),
+        ]
+    });
+    let p = crafted_proxy(&[&b]);
+    let url = format!("http://{}/", p.web);
+    let mut sent = 0;
+    for (case, version, extra) in [
+        ("HTTP/1.1 GET", "http/1.1", vec![]),
+        ("HTTP/1.1 POST", "http/1.1", vec!["--data-binary", "abc"]),
+        ("h2c GET", "http/2", vec!["--http2-prior-knowledge"]),
+        (
+            "h2c POST",
+            "http/2",
+            vec!["--http2-prior-knowledge", "--data-binary", "abc"],
+        ),
+    ] {
+        let heads = curl_heads(&url, "c0", &extra);
+        sent += 1;
+        let lines: Vec<&str> = heads.iter().map(|(_, l)| l.as_str()).collect();
+        let status = |code: &str| {
+            if version == "http/2" {
+                format!("{version} {code}")
+            } else {
+                format!(
+                    "{version} {code} {}",
+                    match code {
+                        "103" => "early hints",
+                        "102" => "processing",
+                        _ => "ok",
+                    }
+                )
+            }
+        };
+        assert_eq!(
+            lines,
+            [
+                status("103"),
+                "link: </s.css>; rel=preload".to_owned(),
+                status("102"),
+                status("200"),
+            ],
+            "{case}"
+        );
+        // The 103 reached the client while the server was still thinking.
+        assert!(
+            heads[3].0 >= heads[0].0 + pause / 2,
+            "{case}: the 103 came with the final answer: {heads:?}"
+        );
+    }
+    // A client that waits for 100 Continue gets it when the body is wanted, before the
+    // server's 1xx; over HTTP/2 at once (as Traefik answers there).
+    for (case, version, extra) in [
+        ("HTTP/1.1 POST, Expect", "http/1.1", vec![]),
+        (
+            "h2c POST, Expect",
+            "http/2",
+            vec!["--http2-prior-knowledge"],
+        ),
+    ] {
+        let mut args = extra.clone();
+        args.extend(["-H", "Expect: 100-continue", "--data-binary", "abc"]);
+        let heads = curl_heads(&url, "c0", &args);
+        sent += 1;
+        let lines: Vec<&str> = heads.iter().map(|(_, l)| l.as_str()).collect();
+        let continued = if version == "http/2" {
+            "http/2 100"
+        } else {
+            "http/1.1 100 continue"
+        };
+        assert_eq!(lines.first().copied(), Some(continued), "{case}: {lines:?}");
+        assert_eq!(lines.len(), 5, "{case}: {lines:?}");
+    }
+    let seen = b.seen("interim responses");
+    assert_eq!(seen.len(), sent, "{seen:?}");
+    for s in &seen {
+        if s.method == "POST" {
+            assert_eq!(s.body, b"abc", "{seen:?}");
+        }
+    }
+}
+
 #[test]
 fn early_upstream_close() {
     let case_a = "closed without an answer";

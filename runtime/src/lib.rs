@@ -27,6 +27,8 @@ mod admin;
 mod body;
 mod deadline;
 mod http1;
+mod http2;
+mod interim;
 mod listener;
 mod middleware;
 mod observe;

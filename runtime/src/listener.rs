@@ -196,9 +196,12 @@ impl Conn {
         // Plain keep-alive requests are served by the own loop; the rest of the connection goes
         // to hyper at the first request the loop does not take (see `crate::http1::server`).
         let answered = {
-            let (current, ep, peer) = (&current, &ep, &peer);
-            crate::http1::server::serve(io, limits, &mut stop, move |req| {
-                current.load_full().handle(*ep, peer.clone(), tls, req)
+            let inbox = crate::interim::Inbox::new();
+            let (current, ep, peer, relays) = (&current, &ep, &peer, &inbox);
+            crate::http1::server::serve(io, limits, &mut stop, &inbox, move |req| {
+                let mut peer = peer.clone();
+                peer.interims = Some(relays.relay());
+                current.load_full().handle(*ep, peer, tls, req)
             })
             .await
         };
@@ -206,6 +209,26 @@ impl Conn {
             crate::http1::server::Outcome::Done => return,
             crate::http1::server::Outcome::HandOver(io) => io,
         };
+        if crate::http2::server::is_preface(io.prefix()) {
+            // HTTP/2 (prior knowledge, or ALPN `h2`): the own server, which can forward
+            // interim responses; it shuts down with the own HTTP/1.1 loop's signal.
+            let limits = crate::http2::server::Limits {
+                handshake: limits.header_read,
+                max_header_list: u32::try_from(limits.max_header).unwrap_or(u32::MAX),
+            };
+            drop(watcher);
+            return Box::pin(crate::http2::server::serve(
+                io,
+                limits,
+                stop,
+                move |req, interims| {
+                    let mut peer = peer.clone();
+                    peer.interims = Some(interims);
+                    current.load_full().handle(ep, peer, tls, req)
+                },
+            ))
+            .await;
+        }
         drop(stop);
         Box::pin(hand_over(io, current, ep, peer, tls, builder, watcher)).await;
     }
@@ -260,6 +283,10 @@ pub(crate) async fn serve_entrypoint(
     let accept_grace = rt.plan().entrypoints.get(&*ep).map_or(Duration::ZERO, |e| {
         Duration::from_millis(e.timeouts.request_accept_grace_ms)
     });
+    let read_body =
+        rt.plan().entrypoints.get(&*ep).and_then(|e| {
+            (e.timeouts.read_ms > 0).then(|| Duration::from_millis(e.timeouts.read_ms))
+        });
     let (grace, header_read, max_header) = rt.plan().entrypoints.get(&*ep).map_or(
         (Duration::from_secs(10), Duration::from_secs(10), 1 << 20),
         |e| {
@@ -296,6 +323,7 @@ pub(crate) async fn serve_entrypoint(
     let limits = crate::http1::server::Limits {
         header_read,
         max_header: max_header.max(8192),
+        read_body,
     };
     // Set while accepting is paused for lack of descriptors: logged once per episode.
     let mut starved = false;
@@ -440,6 +468,7 @@ mod size_probe {
                 limits: crate::http1::server::Limits {
                     header_read: Duration::from_secs(1),
                     max_header: 8192,
+                    read_body: None,
                 },
                 name: Arc::from("web"),
             };

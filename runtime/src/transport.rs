@@ -272,10 +272,29 @@ where
 {
     /// Sends `req` (URI `/path?query` or `scheme://anything/path?query`, `Host` header set) to
     /// this server.
+    /// Interim responses go to `interims` as they arrive.
     pub(crate) async fn send(
         &self,
         mut req: Request<B>,
         upgrade: bool,
+        interims: Option<&crate::interim::Relay>,
+    ) -> Result<Response<UpstreamBody<B>>, SendError> {
+        let sink = crate::interim::Sink::attach(&mut req, interims);
+        let resp = self.send_owned(req, upgrade, interims).await?;
+        if sink.flooded() {
+            return Err(SendError::Pool(
+                crate::http1::client::H1Error::Invalid("more than 16 interim responses").into(),
+            ));
+        }
+        Ok(resp)
+    }
+
+    /// [`ServerClient::send`] without the interim responses.
+    async fn send_owned(
+        &self,
+        mut req: Request<B>,
+        upgrade: bool,
+        interims: Option<&crate::interim::Relay>,
     ) -> Result<Response<UpstreamBody<B>>, SendError> {
         if let Some(pool) = &self.pool {
             if req.uri().scheme().is_some() {
@@ -289,11 +308,13 @@ where
             }
             // Each arm makes its own future: one shared local would be stored twice.
             return match self.header_timeout {
-                Some(d) => match Box::pin(tokio::time::timeout(d, pool.send(req))).await {
-                    Ok(r) => r.map_err(SendError::from),
-                    Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
-                },
-                None => pool.send(req).await.map_err(SendError::from),
+                Some(d) => {
+                    match Box::pin(tokio::time::timeout(d, pool.send(req, interims))).await {
+                        Ok(r) => r.map_err(SendError::from),
+                        Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
+                    }
+                }
+                None => pool.send(req, interims).await.map_err(SendError::from),
             };
         }
         // Boxed: this path's state (hyper-util's request future, its timeout) would otherwise
@@ -311,14 +332,20 @@ where
     pub(crate) async fn send_bodiless(
         &self,
         req: crate::http1::client::Bodiless<'_>,
+        interims: Option<&crate::interim::Relay>,
     ) -> Option<Result<Response<UpstreamBody<B>>, SendError>> {
         let pool = self.pool.as_ref()?;
         Some(match self.header_timeout {
-            Some(d) => match Box::pin(tokio::time::timeout(d, pool.send_bodiless(req))).await {
-                Ok(r) => r.map_err(SendError::from),
-                Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
-            },
-            None => pool.send_bodiless(req).await.map_err(SendError::from),
+            Some(d) => {
+                match Box::pin(tokio::time::timeout(d, pool.send_bodiless(req, interims))).await {
+                    Ok(r) => r.map_err(SendError::from),
+                    Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
+                }
+            }
+            None => pool
+                .send_bodiless(req, interims)
+                .await
+                .map_err(SendError::from),
         })
     }
 

@@ -210,8 +210,9 @@ pub(crate) struct Head {
     pub keep_alive: bool,
 }
 
-/// An interim (1xx) response received before the final one, forwarded to the client ahead of
-/// it (RFC 9110 §15.2: a proxy MUST forward 1xx responses it did not ask for).
+/// An interim (1xx) response received before the final one, forwarded to the client as it
+/// arrives (RFC 9110 §15.2: a proxy MUST forward 1xx responses it did not ask for; see
+/// [`crate::interim`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Interim {
     /// 1xx, never 101.
@@ -219,11 +220,6 @@ pub(crate) struct Interim {
     /// End-to-end fields (hop-by-hop ones left out, as for final responses).
     pub headers: HeaderMap,
 }
-
-/// The interim responses that preceded a final response, in order; set as an extension of the
-/// response only when there were some.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Interims(pub Vec<Interim>);
 
 /// Most interim responses accepted before the final one: a server sending more is broken or
 /// hostile, and without a bound it could hold a request forever (1xx flood).

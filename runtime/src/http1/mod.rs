@@ -5,4 +5,5 @@
 
 pub(crate) mod client;
 pub(crate) mod pool;
+pub(crate) mod request_body;
 pub(crate) mod server;

@@ -347,17 +347,21 @@ where
     pub(crate) async fn send(
         self: &Arc<Self>,
         mut req: Request<B>,
+        interims: Option<&crate::interim::Relay>,
     ) -> Result<Response<UpstreamBody<B>>, PoolError> {
         if h1::eligible(req.method(), req.headers(), req.body().is_end_stream()) {
             let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
             return self
-                .send_bodiless(h1::Bodiless {
-                    method: req.method(),
-                    target,
-                    host: None,
-                    headers: req.headers(),
-                    extra: None,
-                })
+                .send_bodiless(
+                    h1::Bodiless {
+                        method: req.method(),
+                        target,
+                        host: None,
+                        headers: req.headers(),
+                        extra: None,
+                    },
+                    interims,
+                )
                 .await;
         }
         loop {
@@ -400,9 +404,11 @@ where
 
     /// The exchange of a request without a body by [`crate::http1::client`], in this task. The caller
     /// vouches that the request is [`h1::eligible`].
+    /// Interim responses go to `interims` as they arrive.
     pub(crate) async fn send_bodiless(
         self: &Arc<Self>,
         req: h1::Bodiless<'_>,
+        interims: Option<&crate::interim::Relay>,
     ) -> Result<Response<UpstreamBody<B>>, PoolError> {
         let head_request = req.method == http::Method::HEAD;
         loop {
@@ -425,15 +431,8 @@ where
             };
             conn.out.clear();
             h1::encode_request(&mut conn.out, &req);
-            let mut interims = Vec::new();
-            match exchange(&mut conn, head_request, &mut interims).await {
-                Ok(head) => {
-                    let mut resp = self.response(conn, head);
-                    if !interims.is_empty() {
-                        resp.extensions_mut().insert(h1::Interims(interims));
-                    }
-                    return Ok(resp);
-                }
+            match exchange(&mut conn, head_request, interims).await {
+                Ok(head) => return Ok(self.response(conn, head)),
                 // A keep-alive connection the server closed while it was idle: use another.
                 Err(e) if reused && e.nothing_received() => {}
                 Err(e) => return Err(e.into()),
@@ -494,14 +493,15 @@ where
 }
 
 /// Writes the request head (`conn.out`) and reads the response head; interim 1xx responses
-/// before it are collected in `interims` (at most [`h1::MAX_INTERIM`]).
+/// before it go to `interims` as they arrive (at most [`h1::MAX_INTERIM`]).
 async fn exchange(
     conn: &mut Raw,
     head_request: bool,
-    interims: &mut Vec<h1::Interim>,
+    interims: Option<&crate::interim::Relay>,
 ) -> Result<h1::Head, H1Error> {
     conn.io.write_all(&conn.out).await.map_err(H1Error::Early)?;
     let mut received = false;
+    let mut interim = 0;
     loop {
         if !conn.buf.is_empty() {
             received = true;
@@ -512,13 +512,16 @@ async fn exchange(
                     ));
                 }
                 if head.status.is_informational() {
-                    if interims.len() == h1::MAX_INTERIM {
+                    if interim == h1::MAX_INTERIM {
                         return Err(H1Error::Invalid("more than 16 interim responses"));
                     }
-                    interims.push(h1::Interim {
-                        status: head.status,
-                        headers: head.headers,
-                    });
+                    interim += 1;
+                    if let Some(relay) = interims {
+                        relay.send(h1::Interim {
+                            status: head.status,
+                            headers: head.headers,
+                        });
+                    }
                     continue;
                 }
                 return Ok(head);
@@ -875,7 +878,7 @@ mod tests {
         let (addr, accepted) = server(Answer::KeepAlive).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
         for _ in 0..3 {
-            let resp = pool.send(get()).await.unwrap();
+            let resp = pool.send(get(), None).await.unwrap();
             assert_eq!(read_to_end(resp).await, "ok");
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
@@ -887,7 +890,7 @@ mod tests {
         let (addr, accepted) = server(Answer::Big).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
         for _ in 0..2 {
-            let body = read_to_end(pool.send(get()).await.unwrap()).await;
+            let body = read_to_end(pool.send(get(), None).await.unwrap()).await;
             assert_eq!(body.len(), 1 << 20);
             assert!(body.iter().all(|&b| b == b'x'));
         }
@@ -899,7 +902,7 @@ mod tests {
         let (addr, accepted) = server(Answer::Chunked).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
         for _ in 0..2 {
-            let resp = pool.send(get()).await.unwrap();
+            let resp = pool.send(get(), None).await.unwrap();
             assert!(!resp.body().is_end_stream(), "the rest is still on its way");
             assert_eq!(read_to_end(resp).await, "hello, world");
         }
@@ -913,12 +916,15 @@ mod tests {
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
         let mut head = get();
         *head.method_mut() = http::Method::HEAD;
-        let resp = pool.send(head).await.unwrap();
+        let resp = pool.send(head, None).await.unwrap();
         assert_eq!(resp.headers()[http::header::CONTENT_LENGTH], "2");
         assert!(resp.body().is_end_stream());
         drop(resp);
         // The announced two bytes were never read as a body: the next exchange is intact.
-        assert_eq!(read_to_end(pool.send(get()).await.unwrap()).await, "ok");
+        assert_eq!(
+            read_to_end(pool.send(get(), None).await.unwrap()).await,
+            "ok"
+        );
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
     }
 
@@ -929,9 +935,15 @@ mod tests {
         for _ in 0..2 {
             let mut post = get();
             *post.method_mut() = http::Method::DELETE;
-            assert_eq!(read_to_end(pool.send(post).await.unwrap()).await, "ok");
+            assert_eq!(
+                read_to_end(pool.send(post, None).await.unwrap()).await,
+                "ok"
+            );
         }
-        assert_eq!(read_to_end(pool.send(get()).await.unwrap()).await, "ok");
+        assert_eq!(
+            read_to_end(pool.send(get(), None).await.unwrap()).await,
+            "ok"
+        );
         // One hyper connection (reused) and one raw connection.
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
         assert_eq!(pool.idle_count(), 2);
@@ -941,7 +953,7 @@ mod tests {
     async fn a_response_that_is_not_http_is_an_error_and_not_retried() {
         let (addr, accepted) = server(Answer::Garbage).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
-        let err = pool.send(get()).await.unwrap_err();
+        let err = pool.send(get(), None).await.unwrap_err();
         assert!(matches!(err, PoolError::H1(H1Error::Invalid(_))), "{err}");
         assert!(!err.is_connect());
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
@@ -953,7 +965,7 @@ mod tests {
         let (addr, accepted) = server(Answer::CloseAfterOne).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
         for _ in 0..5 {
-            let resp = pool.send(get()).await.unwrap();
+            let resp = pool.send(get(), None).await.unwrap();
             assert_eq!(read_to_end(resp).await, "ok");
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 5);
@@ -963,7 +975,7 @@ mod tests {
     async fn a_body_dropped_before_its_end_takes_its_connection_along() {
         let (addr, _) = server(Answer::Stall).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
-        let resp = pool.send(get()).await.unwrap();
+        let resp = pool.send(get(), None).await.unwrap();
         drop(resp);
         assert_eq!(pool.idle_count(), 0);
     }
@@ -973,7 +985,11 @@ mod tests {
         let (addr, accepted) = server(Answer::KeepAlive).await;
         let pool = H1Pool::<Req>::new(addr, None, 2, None);
         // Three exchanges at once need three connections; two of them stay.
-        let (a, b, c) = tokio::join!(pool.send(get()), pool.send(get()), pool.send(get()));
+        let (a, b, c) = tokio::join!(
+            pool.send(get(), None),
+            pool.send(get(), None),
+            pool.send(get(), None)
+        );
         for r in [a, b, c] {
             assert_eq!(read_to_end(r.unwrap()).await, "ok");
         }
@@ -985,14 +1001,14 @@ mod tests {
     async fn idle_connections_expire_after_the_idle_timeout() {
         let (addr, accepted) = server(Answer::KeepAlive).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, Some(Duration::from_secs(90)));
-        read_to_end(pool.send(get()).await.unwrap()).await;
+        read_to_end(pool.send(get(), None).await.unwrap()).await;
         tokio::time::pause();
         tokio::time::advance(Duration::from_secs(89)).await;
         assert_eq!(pool.idle_count(), 1);
         tokio::time::advance(Duration::from_secs(1)).await;
         assert_eq!(pool.idle_count(), 0);
         tokio::time::resume();
-        read_to_end(pool.send(get()).await.unwrap()).await;
+        read_to_end(pool.send(get(), None).await.unwrap()).await;
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }
 
@@ -1000,7 +1016,7 @@ mod tests {
     async fn without_traffic_expired_connections_are_closed_by_the_sweeper() {
         let (addr, _) = server(Answer::KeepAlive).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, Some(Duration::from_secs(90)));
-        read_to_end(pool.send(get()).await.unwrap()).await;
+        read_to_end(pool.send(get(), None).await.unwrap()).await;
         tokio::time::sleep(Duration::from_secs(91)).await;
         // Only the sweeper can have touched the list.
         assert_eq!(pool.lock().len(), 0);
@@ -1011,7 +1027,7 @@ mod tests {
         let (addr, accepted) = server(Answer::KeepAlive).await;
         let pool = H1Pool::<Req>::new(addr, None, 0, None);
         for _ in 0..2 {
-            read_to_end(pool.send(get()).await.unwrap()).await;
+            read_to_end(pool.send(get(), None).await.unwrap()).await;
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
         assert_eq!(pool.idle_count(), 0);
@@ -1023,7 +1039,10 @@ mod tests {
             let (addr, accepted) = server(answer).await;
             let pool = H1Pool::<Req>::new(addr, None, 10, None);
             for round in 1..=3 {
-                assert_eq!(read_to_end(pool.send(get()).await.unwrap()).await, "ok");
+                assert_eq!(
+                    read_to_end(pool.send(get(), None).await.unwrap()).await,
+                    "ok"
+                );
                 // The late stray bytes arrive while the connection idles in the pool.
                 tokio::time::sleep(Duration::from_millis(80)).await;
                 assert_eq!(accepted.load(Ordering::SeqCst), round);
@@ -1033,18 +1052,20 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn interim_responses_are_kept_for_the_client_and_a_flood_is_refused() {
+    async fn interim_responses_are_relayed_as_they_come_and_a_flood_is_refused() {
         let (addr, _) = server(Answer::Interims(2)).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
-        let resp = pool.send(get()).await.unwrap();
-        let interims = resp.extensions().get::<h1::Interims>().unwrap();
-        assert_eq!(interims.0.len(), 2);
-        assert_eq!(interims.0[0].status, 103);
-        assert_eq!(interims.0[0].headers["link"], "</a.css>");
+        let inbox = crate::interim::Inbox::new();
+        let resp = pool.send(get(), Some(&inbox.relay())).await.unwrap();
+        let first = inbox.try_next().unwrap();
+        assert_eq!(first.status, 103);
+        assert_eq!(first.headers["link"], "</a.css>");
+        assert_eq!(inbox.try_next().unwrap().status, 103);
+        assert!(inbox.try_next().is_none());
         assert_eq!(read_to_end(resp).await, "ok");
         let (addr, _) = server(Answer::Interims(h1::MAX_INTERIM + 1)).await;
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
-        let err = pool.send(get()).await.unwrap_err();
+        let err = pool.send(get(), Some(&inbox.relay())).await.unwrap_err();
         assert!(matches!(err, PoolError::H1(H1Error::Invalid(_))), "{err}");
     }
 
@@ -1054,7 +1075,7 @@ mod tests {
         let addr = l.local_addr().unwrap().to_string();
         drop(l);
         let pool = H1Pool::<Req>::new(addr, None, 10, None);
-        let err = pool.send(get()).await.unwrap_err();
+        let err = pool.send(get(), None).await.unwrap_err();
         assert!(err.is_connect(), "{err}");
         assert!(!err.is_timeout(), "{err}");
     }

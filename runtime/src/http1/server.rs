@@ -50,6 +50,10 @@ pub enum RequestBody {
     Stored(Box<crate::middleware::buffering::store::Reader>),
     /// A body a middleware translates as it streams (`grpcWeb`'s base64 text requests).
     Translated(crate::body::Body),
+    /// Streamed by the HTTP/2 server ([`crate::http2::server`]).
+    H2(crate::http2::server::H2Body),
+    /// Read off the connection by this loop ([`crate::http1::request_body`]).
+    Own(crate::http1::request_body::OwnBody),
 }
 
 impl hyper::body::Body for RequestBody {
@@ -67,6 +71,8 @@ impl hyper::body::Body for RequestBody {
             Self::Buffered(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Self::Stored(r) => Pin::new(&mut **r).poll_frame(cx).map_err(Into::into),
             Self::Translated(b) => Pin::new(b).poll_frame(cx),
+            Self::H2(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+            Self::Own(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
         }
     }
 
@@ -77,6 +83,8 @@ impl hyper::body::Body for RequestBody {
             Self::Buffered(b) => b.is_none(),
             Self::Stored(r) => r.is_end_stream(),
             Self::Translated(b) => b.is_end_stream(),
+            Self::H2(b) => b.is_end_stream(),
+            Self::Own(b) => b.is_end_stream(),
         }
     }
 
@@ -87,6 +95,8 @@ impl hyper::body::Body for RequestBody {
             Self::Buffered(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             Self::Stored(r) => r.size_hint(),
             Self::Translated(b) => b.size_hint(),
+            Self::H2(b) => b.size_hint(),
+            Self::Own(b) => b.size_hint(),
         }
     }
 }
@@ -98,6 +108,9 @@ pub(crate) struct Limits {
     pub header_read: Duration,
     /// Largest request head this loop reads; a larger one goes to hyper (which answers 431).
     pub max_header: usize,
+    /// The entry point's `readTimeout`, from the end of a request head: what is left of a body
+    /// the answer did not read is read and dropped until then at most.
+    pub read_body: Option<Duration>,
 }
 
 /// How the loop ended.
@@ -116,6 +129,7 @@ pub(crate) async fn serve<I, A, F>(
     mut io: I,
     limits: Limits,
     stop: &mut tokio::sync::watch::Receiver<()>,
+    inbox: &crate::interim::Inbox,
     mut answer: A,
 ) -> Outcome<I>
 where
@@ -136,10 +150,10 @@ where
         // over from the first byte each time, so without this a head sent in small pieces
         // costs time quadratic in its size (1 MiB in 1 KiB pieces: half a gigabyte scanned).
         let mut scanned = 0;
-        let (req, close) = loop {
+        let (req, close, mut body) = loop {
             if !buf.is_empty() && (scanned == 0 || head_may_end(&buf, scanned)) {
                 match take(&mut buf, &mut fields, limits.max_header) {
-                    Taken::Request(req, close) => break (req, close),
+                    Taken::Request(req, close, body) => break (req, close, body),
                     Taken::Partial if buf.len() < limits.max_header => scanned = buf.len(),
                     Taken::Partial => {
                         let _ = too_large(&mut io).await;
@@ -180,17 +194,133 @@ where
             }
         };
         let head_request = req.method() == Method::HEAD;
-        let resp = answer(req).await;
+        let head_at = tokio::time::Instant::now();
         out.clear();
-        let keep = match write_response(&mut io, &mut out, resp, head_request, close).await {
+        // Interim responses still to be written are left in `out`, ahead of the head.
+        let answering = answer(req);
+        let relayed = relaying(answering, inbox, &mut io, &mut out, &mut buf, body.as_mut());
+        let Some(resp) = relayed.await else {
+            return Outcome::Done;
+        };
+        let mut keep = match write_response(&mut io, &mut out, resp, head_request, close).await {
             Ok(keep) => keep && !close,
             Err(_) => false,
         };
+        if let Some(mut body) = body.take() {
+            // An answer that left the body unread: the rest is read and dropped (bounded), so
+            // the next request starts where this body ends; else the connection closes.
+            let mut until = tokio::time::Instant::now() + limits.header_read;
+            if let Some(read) = limits.read_body {
+                until = until.min(head_at + read);
+            }
+            keep = keep
+                && (body.is_done()
+                    || tokio::time::timeout_at(until, body.drain(&mut io, &mut buf, DRAIN_LIMIT))
+                        .await
+                        .unwrap_or(false));
+        }
         if !keep || stop.has_changed().unwrap_or(true) {
             let _ = io.shutdown().await;
             return Outcome::Done;
         }
     }
+}
+
+/// Most bytes of an unread request body read and dropped after the answer to keep the
+/// connection (Go's server reads 256 KiB).
+const DRAIN_LIMIT: usize = 256 * 1024;
+
+/// What happened while a request was answered.
+enum Answering {
+    /// The answer.
+    Done(Response<crate::body::Body>),
+    /// An interim response to write now.
+    Interim(crate::http1::client::Interim),
+    /// The body is wanted and the client waits for `100 Continue` before sending it.
+    Continue,
+}
+
+/// The answer to a request. Meanwhile the interim responses its exchanges relay are written as
+/// they come (RFC 9110 §15.2; a second `100 Continue` is left out), and its body, if any, is
+/// read off the connection as it is wanted. `None` when the client can no longer be written to.
+async fn relaying<I, F>(
+    answer: F,
+    inbox: &crate::interim::Inbox,
+    io: &mut I,
+    out: &mut Vec<u8>,
+    buf: &mut BytesMut,
+    mut body: Option<&mut crate::http1::request_body::Reader>,
+) -> Option<Response<crate::body::Body>>
+where
+    I: AsyncRead + AsyncWrite + Unpin,
+    F: Future<Output = Response<crate::body::Body>>,
+{
+    let mut answer = std::pin::pin!(answer);
+    let mut continued = false;
+    loop {
+        // The answer first: one that is ready at once (most are) looks at nothing else.
+        let next = std::future::poll_fn(|cx| {
+            if let Poll::Ready(resp) = answer.as_mut().poll(cx) {
+                return Poll::Ready(Answering::Done(resp));
+            }
+            if let Poll::Ready(interim) = inbox.poll_next(cx) {
+                return Poll::Ready(Answering::Interim(interim));
+            }
+            match body.as_deref_mut() {
+                Some(b) => b.poll_pump(cx, io, buf).map(|_| Answering::Continue),
+                None => Poll::Pending,
+            }
+        })
+        .await;
+        out.clear();
+        match next {
+            Answering::Done(resp) => {
+                // Relayed before the final head was parsed, not yet written.
+                while let Some(interim) = inbox.try_next() {
+                    if !(continued && interim.status == StatusCode::CONTINUE) {
+                        continued |= interim.status == StatusCode::CONTINUE;
+                        encode_interim(out, &interim);
+                    }
+                }
+                inbox.next_request();
+                return Some(resp);
+            }
+            Answering::Interim(interim) => {
+                if continued && interim.status == StatusCode::CONTINUE {
+                    continue;
+                }
+                continued |= interim.status == StatusCode::CONTINUE;
+                encode_interim(out, &interim);
+            }
+            Answering::Continue => {
+                if let Some(b) = body.as_deref_mut() {
+                    b.continued();
+                }
+                if !continued {
+                    continued = true;
+                    out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                }
+            }
+        }
+        if io.write_all(out).await.is_err() || io.flush().await.is_err() {
+            inbox.next_request();
+            return None;
+        }
+        out.clear();
+    }
+}
+
+/// Appends an interim response: status line, its end-to-end fields, the empty line.
+fn encode_interim(out: &mut Vec<u8>, interim: &crate::http1::client::Interim) {
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(interim.status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(interim.status.canonical_reason().unwrap_or("").as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in &interim.headers {
+        put_field(out, name.as_str().as_bytes(), value.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
 }
 
 /// True when the bytes after the first `scanned` of `buf` (and the two before them, which may
@@ -233,9 +363,13 @@ async fn fragment<I: AsyncWrite + Unpin>(io: &mut I) -> std::io::Result<()> {
     reason = "returned once per request and taken apart at once; a box would cost an allocation"
 )]
 enum Taken {
-    /// A request this loop answers (its head is gone from the buffer), and whether the client
-    /// asked to close the connection after it.
-    Request(Request<RequestBody>, bool),
+    /// A request this loop answers (its head is gone from the buffer), whether the client
+    /// asked to close the connection after it, and the loop's reader of its body if it has one.
+    Request(
+        Request<RequestBody>,
+        bool,
+        Option<crate::http1::request_body::Reader>,
+    ),
     /// The head is not complete yet.
     Partial,
     /// Not for this loop: hyper decides (the buffer is untouched).
@@ -284,25 +418,54 @@ fn take(
     crate::http1::client::field_spans(buf, req.headers, spans);
     let fields = &spans[..];
     let mut close = false;
+    // The body's framing (RFC 9112 §6.3): one `Content-Length`, or one `Transfer-Encoding:
+    // chunked` without a length. Anything else — both, repeats, other codings, a bad length —
+    // goes to hyper, where the proxy's request checks refuse or settle it.
+    let (mut length, mut chunked, mut expect) = (None, false, false);
     for f in fields {
         let (name, value) = (f.name(buf), f.value(buf));
-        if name.eq_ignore_ascii_case(b"transfer-encoding")
-            || name.eq_ignore_ascii_case(b"upgrade")
-            || name.eq_ignore_ascii_case(b"expect")
-            || (name.eq_ignore_ascii_case(b"content-length") && value != b"0")
-        {
+        if name.eq_ignore_ascii_case(b"upgrade") {
             return Taken::Other;
         }
-        if name.eq_ignore_ascii_case(b"connection") {
+        if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            if chunked || !value.eq_ignore_ascii_case(b"chunked") {
+                return Taken::Other;
+            }
+            chunked = true;
+        } else if name.eq_ignore_ascii_case(b"content-length") {
+            match (length, crate::http1::client::parse_decimal(value)) {
+                (None, Some(n)) => length = Some(n),
+                _ => return Taken::Other,
+            }
+        } else if name.eq_ignore_ascii_case(b"expect") {
+            // The one expectation there is (RFC 9110 §10.1.1); others are hyper's to refuse.
+            if expect || !value.eq_ignore_ascii_case(b"100-continue") {
+                return Taken::Other;
+            }
+            expect = true;
+        } else if name.eq_ignore_ascii_case(b"connection") {
             if crate::http1::client::value_has_token(value, b"upgrade") {
                 return Taken::Other;
             }
             close |= crate::http1::client::value_has_token(value, b"close");
         }
     }
+    let framing = match (chunked, length) {
+        (true, None) => crate::http1::client::Framing::Chunked,
+        (true, Some(_)) => return Taken::Other,
+        (false, Some(n)) if n > 0 => crate::http1::client::Framing::Length(n),
+        (false, _) => crate::http1::client::Framing::Empty,
+    };
     let head = buf.split_to(len).freeze();
     match request(&head, method, target, fields) {
-        Ok(req) => Taken::Request(req, close),
+        Ok(mut req) => {
+            let body = (framing != crate::http1::client::Framing::Empty).then(|| {
+                let (body, reader) = crate::http1::request_body::channel(framing, expect);
+                *req.body_mut() = RequestBody::Own(body);
+                reader
+            });
+            Taken::Request(req, close, body)
+        }
         Err(NotTaken::Fragment) => Taken::Fragment,
         Err(NotTaken::Refused) => Taken::Refused(head),
     }
@@ -345,7 +508,7 @@ fn request(
 }
 
 /// The `date` value for now, made once per second per thread.
-fn date_value() -> HeaderValue {
+pub(crate) fn date_value() -> HeaderValue {
     thread_local! {
         static CACHE: std::cell::RefCell<(u64, HeaderValue)> =
             const { std::cell::RefCell::new((u64::MAX, HeaderValue::from_static(""))) };
@@ -404,8 +567,8 @@ where
     write_body(io, out, body, length, keep).await
 }
 
-/// The interim responses, the status line and the fields of a response, without the empty line
-/// that ends the head: hop-by-hop framing fields left out, one `Content-Length` at most, `Date`
+/// The status line and the fields of a response, appended to `out` (which may hold interim
+/// responses already), without the empty line that ends the head: hop-by-hop framing fields left out, one `Content-Length` at most, `Date`
 /// added when missing, `Connection: close` when the client asked to close. Returns whether the
 /// connection may be kept and the announced length.
 fn encode_head(
@@ -415,20 +578,6 @@ fn encode_head(
 ) -> (bool, Option<u64>) {
     let status = parts.status;
     let mut keep = true;
-    // Interim responses the server sent first go out first (RFC 9110 §15.2).
-    if let Some(interims) = parts.extensions.get::<crate::http1::client::Interims>() {
-        for i in &interims.0 {
-            out.extend_from_slice(b"HTTP/1.1 ");
-            out.extend_from_slice(i.status.as_str().as_bytes());
-            out.push(b' ');
-            out.extend_from_slice(i.status.canonical_reason().unwrap_or("").as_bytes());
-            out.extend_from_slice(b"\r\n");
-            for (name, value) in &i.headers {
-                put_field(out, name.as_str().as_bytes(), value.as_bytes());
-            }
-            out.extend_from_slice(b"\r\n");
-        }
-    }
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(status.as_str().as_bytes());
     out.push(b' ');
@@ -589,9 +738,15 @@ pub(crate) fn fuzz_request_heads(data: &[u8]) {
     let mut spans = Vec::new();
     while !buf.is_empty() {
         match take(&mut buf, &mut spans, 64 * 1024) {
-            Taken::Request(mut req, _) => {
+            Taken::Request(mut req, _, body) => {
                 if crate::proxy::strict::check_request(&mut req).is_ok() {
                     fuzz_entry_path(req.uri().path());
+                }
+                // The body is taken off as the loop reads it; the next request starts after it.
+                if let Some(body) = body
+                    && !crate::http1::request_body::fuzz_take(body.framing(), &mut buf)
+                {
+                    return;
                 }
             }
             Taken::Partial | Taken::Other | Taken::Refused(_) | Taken::Fragment => return,
@@ -626,6 +781,11 @@ pub(crate) struct Rewind<I> {
 impl<I> Rewind<I> {
     fn new(pre: Bytes, io: I) -> Self {
         Self { pre, io }
+    }
+
+    /// The bytes read before the hand-over, still to be read again.
+    pub(crate) fn prefix(&self) -> &[u8] {
+        &self.pre
     }
 }
 
@@ -702,6 +862,7 @@ mod tests {
         Limits {
             header_read: Duration::from_secs(5),
             max_header: 8192,
+            read_body: None,
         }
     }
 
@@ -742,10 +903,12 @@ mod tests {
         let (client, server) = tokio::io::duplex(1 << 16);
         let task = tokio::spawn(async move {
             let mut stop = stop;
+            let inbox = crate::interim::Inbox::new();
             let outcome = serve(
                 server,
                 limits(),
                 &mut stop,
+                &inbox,
                 move |req: Request<RequestBody>| {
                     let mut resp = Response::new(body());
                     resp.headers_mut().insert(
@@ -824,14 +987,122 @@ mod tests {
         assert!(out.ends_with("\r\n\r\n"), "{out}");
     }
 
+    /// Runs the loop with an answer echoing the request body (read whole) as `<method> <body>`.
+    fn start_echo() -> (DuplexStream, tokio::task::JoinHandle<()>) {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let task = tokio::spawn(async move {
+            let (_tx, mut stop) = tokio::sync::watch::channel(());
+            let inbox = crate::interim::Inbox::new();
+            let _ = serve(
+                server,
+                limits(),
+                &mut stop,
+                &inbox,
+                |req: Request<RequestBody>| {
+                    let method = req.method().clone();
+                    async move {
+                        let text = match req.into_body().collect().await {
+                            Ok(b) => format!("{method} {}", String::from_utf8_lossy(&b.to_bytes())),
+                            Err(e) => format!("{method} failed: {e}"),
+                        };
+                        Response::new(full_owned(text))
+                    }
+                },
+            )
+            .await;
+        });
+        (client, task)
+    }
+
+    fn full_owned(text: String) -> Body {
+        http_body_util::Full::new(Bytes::from(text))
+            .map_err(|never| match never {})
+            .boxed()
+    }
+
+    /// Reads from `c` until `want` has arrived (or 5 s passed); what arrived.
+    async fn read_until(c: &mut DuplexStream, want: &str) -> String {
+        let mut got = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            let mut piece = [0u8; 1024];
+            while !String::from_utf8_lossy(&got).contains(want) {
+                match c.read(&mut piece).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&piece[..n]),
+                }
+            }
+        })
+        .await;
+        String::from_utf8_lossy(&got).into_owned()
+    }
+
+    #[tokio::test]
+    async fn bodies_are_read_by_the_loop_and_keep_the_connection() {
+        let (mut c, _task) = start_echo();
+        // A length, then chunks with an extension and a trailer, then a bodiless request, in
+        // one write: each request ends exactly where its framing says.
+        c.write_all(
+            b"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloPUT /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;e=1\r\nabc\r\n2\r\nde\r\n0\r\nt: 1\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let out = read_until(&mut c, "GET \r\n").await;
+        let bodies: Vec<&str> = out
+            .split("\r\n\r\n")
+            .skip(1)
+            .map(|b| b.split("HTTP/1.1").next().unwrap_or(""))
+            .collect();
+        assert_eq!(bodies, ["POST hello", "PUT abcde", "GET "], "{out}");
+    }
+
+    #[tokio::test]
+    async fn expect_100_continue_is_answered_when_the_body_is_wanted() {
+        let (mut c, _task) = start_echo();
+        c.write_all(
+            b"POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        // The client sends nothing more before the 100.
+        let interim = read_until(&mut c, "\r\n\r\n").await;
+        assert_eq!(interim, "HTTP/1.1 100 Continue\r\n\r\n");
+        c.write_all(b"ok").await.unwrap();
+        let out = read_until(&mut c, "POST ok").await;
+        assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn a_broken_body_fails_the_request_and_closes_the_connection() {
+        let (mut c, task) = start_echo();
+        c.write_all(
+            b"POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let out = read_until(&mut c, "failed").await;
+        assert!(out.contains("POST failed: invalid request body"), "{out}");
+        let rest = read_until(&mut c, "smuggled").await;
+        assert!(!rest.contains("GET"), "{rest}");
+        assert!(
+            tokio::time::timeout(Duration::from_secs(5), task)
+                .await
+                .is_ok()
+        );
+    }
+
     #[tokio::test]
     async fn requests_this_loop_does_not_take_go_to_hyper_with_every_byte() {
         for raw in [
-            &b"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"[..],
-            b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+            &b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"[..],
             b"GET / HTTP/1.0\r\n\r\n",
             b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
-            b"GET /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            // Framings the loop leaves to hyper and the request checks: both, a coding list,
+            // two lengths, another expectation.
+            b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+            b"POST /x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+            b"POST /x HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+            b"POST /x HTTP/1.1\r\nContent-Length: +3\r\n\r\nabc",
+            b"POST /x HTTP/1.1\r\nExpect: 200-ok\r\nContent-Length: 3\r\n\r\nabc",
         ] {
             let (_tx, rx) = tokio::sync::watch::channel(());
             let (mut c, task) = start(|| full("ok"), rx);

@@ -286,7 +286,7 @@ impl Runtime {
                 extra: a.forwarding.as_ref().map(|f| (f, src)),
             };
             return client
-                .send_bodiless(req)
+                .send_bodiless(req, a.out.peer.interims.as_ref())
                 .await
                 .unwrap_or(Err(SendError::NoClient));
         }
@@ -309,7 +309,9 @@ impl Runtime {
         *upstream_req.uri_mut() = a.uri.clone();
         *upstream_req.version_mut() = http::Version::HTTP_11;
         *upstream_req.headers_mut() = headers;
-        client.send(upstream_req, a.out.upgrade).await
+        client
+            .send(upstream_req, a.out.upgrade, a.out.peer.interims.as_ref())
+            .await
     }
 
     /// The body sent upstream on the owned path: under the entry point's read deadline (none
@@ -317,7 +319,13 @@ impl Runtime {
     fn request_body(&self, a: &Attempts<'_>, body: RequestBody) -> ReqBody {
         // Only a body still coming from the client is read under its deadline (buffering's was
         // read whole before the first attempt).
-        let from_client = matches!(body, RequestBody::Hyper(_) | RequestBody::Translated(_));
+        let from_client = matches!(
+            body,
+            RequestBody::Hyper(_)
+                | RequestBody::H2(_)
+                | RequestBody::Own(_)
+                | RequestBody::Translated(_)
+        );
         // Marked as the client's, so a failure reading it is not blamed on the server.
         let body = body.map_err(ClientBodyError);
         let body = match a.read_deadline {

@@ -294,7 +294,7 @@ pub(crate) fn fan_out(
                 req.headers_mut().insert(http::header::HOST, v);
             }
             let sent = async {
-                let resp = client.send(req, false).await?;
+                let resp = client.send(req, false, None).await?;
                 // Read and drop the answer, so the connection can be reused.
                 let mut b = resp.into_body();
                 while let Some(frame) = b.frame().await {

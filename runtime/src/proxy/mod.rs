@@ -47,6 +47,9 @@ pub struct Peer {
     pub ip_value: HeaderValue,
     /// The certificates the client sent in its TLS handshake, leaf first (`passTLSClientCert`).
     pub client_certs: Option<Arc<[rustls_pki_types::CertificateDer<'static>]>>,
+    /// Where this request's interim (1xx) responses go as they arrive: the client's connection
+    /// ([`crate::interim`]); none where the server cannot send them (hyper's HTTP/1.1 server).
+    pub(crate) interims: Option<crate::interim::Relay>,
 }
 
 impl Peer {
@@ -56,6 +59,7 @@ impl Peer {
             addr,
             ip_value: fwd::peer_value(addr.ip()),
             client_certs: None,
+            interims: None,
         }
     }
 }

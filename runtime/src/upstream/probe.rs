@@ -101,7 +101,7 @@ async fn probe_with(client: &ServerClient<Full<Bytes>>, target: &ProbeTarget) ->
     let Some(req) = probe_request(target, uri, authority) else {
         return ProbeResult::failed("invalid probe request");
     };
-    match tokio::time::timeout(target.timeout, client.send(req, false)).await {
+    match tokio::time::timeout(target.timeout, client.send(req, false, None)).await {
         Err(_) => ProbeResult::failed("timed out"),
         Ok(Err(e)) => ProbeResult::failed(error_text(&e)),
         Ok(Ok(resp)) => ProbeResult::status(resp.status().as_u16()),

@@ -327,7 +327,7 @@ impl ForwardAuth {
     ) -> Result<(http::response::Parts, Bytes), Failure> {
         let resp = self
             .client
-            .send(auth, false)
+            .send(auth, false, None)
             .await
             .map_err(|e| Failure::Exchange(crate::transport::error_text(&e)))?;
         let (mut parts, mut body) = resp.into_parts();

@@ -1,0 +1,383 @@
+//! The proxy's HTTP/2 server (prior knowledge, h2c, and ALPN `h2` over TLS), on the h2 crate.
+//!
+//! hyper's HTTP/2 server has no way to send an interim (1xx) response, and RFC 9110 §15.2 says a
+//! proxy MUST forward the ones a server sends (103 Early Hints is the case browsers act on, and
+//! they act on it over HTTP/2 only). h2's `SendResponse::send_informational` can, so this module
+//! does what hyper's server did around h2 — the same settings, one task per stream, connection
+//! fields stripped from answers, `date` and `content-length` added, bodies piped under flow
+//! control, a client's RST_STREAM ending the exchange — and sends the answer's interim responses
+//! ahead of its head.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use h2::server::SendResponse;
+use h2::{Reason, RecvStream, SendStream};
+use http::header::{self, HeaderMap, HeaderName};
+use http::{Request, Response};
+use hyper::body::{Body as _, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::http1::server::RequestBody;
+
+/// hyper's defaults for its HTTP/2 server, kept: larger windows than the protocol's 64 KiB, which
+/// hold back a fast link to a distant client.
+const CONN_WINDOW: u32 = 1024 * 1024;
+const STREAM_WINDOW: u32 = 1024 * 1024;
+const MAX_FRAME: u32 = 16 * 1024;
+const MAX_SEND_BUFFER: usize = 400 * 1024;
+const MAX_CONCURRENT_STREAMS: u32 = 200;
+/// Streams a client may make the server reset before the connection is closed (the "rapid
+/// reset" and "made you reset" floods).
+const MAX_LOCAL_ERROR_RESETS: usize = 1024;
+
+/// Limits of a connection, from the entry point.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// The client's preface and first SETTINGS must arrive within this.
+    pub handshake: Duration,
+    /// Largest header list a request may carry (SETTINGS_MAX_HEADER_LIST_SIZE).
+    pub max_header_list: u32,
+}
+
+/// Serves HTTP/2 on `io` until the connection ends; `stop` changing means shut down: GOAWAY,
+/// the streams in progress finish, then the connection closes. `answer` answers one request (its
+/// interim responses go to the relay it is given) and runs in a task of its own per stream.
+pub(crate) async fn serve<I, A, F>(
+    io: I,
+    limits: Limits,
+    mut stop: tokio::sync::watch::Receiver<()>,
+    answer: A,
+) where
+    I: AsyncRead + AsyncWrite + Unpin,
+    A: Fn(Request<RequestBody>, crate::interim::Relay) -> F,
+    F: Future<Output = Response<crate::body::Body>> + Send + 'static,
+{
+    let mut builder = h2::server::Builder::new();
+    builder
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONN_WINDOW)
+        .max_frame_size(MAX_FRAME)
+        .max_header_list_size(limits.max_header_list)
+        .max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
+        .max_send_buffer_size(MAX_SEND_BUFFER)
+        .max_concurrent_streams(MAX_CONCURRENT_STREAMS);
+    let mut conn =
+        match tokio::time::timeout(limits.handshake, builder.handshake::<_, Bytes>(io)).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => {
+                tracing::debug!("HTTP/2 handshake failed: {e}");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!("HTTP/2 handshake timed out");
+                return;
+            }
+        };
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            accepted = conn.accept() => match accepted {
+                Some(Ok((req, mut respond))) => {
+                    let (mut parts, recv) = req.into_parts();
+                    // As Traefik over HTTP/2: `100 Continue` at once, and the expectation is
+                    // not passed on (the body is forwarded as it comes).
+                    if parts
+                        .headers
+                        .get(header::EXPECT)
+                        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
+                    {
+                        parts.headers.remove(header::EXPECT);
+                        let mut head = Response::new(());
+                        *head.status_mut() = http::StatusCode::CONTINUE;
+                        let _ = respond.send_informational(head);
+                    }
+                    let body = RequestBody::H2(H2Body::new(recv, &parts.headers));
+                    let inbox = crate::interim::Inbox::new();
+                    let fut = answer(Request::from_parts(parts, body), inbox.relay());
+                    tokio::spawn(exchange(fut, inbox, respond));
+                }
+                Some(Err(e)) => {
+                    tracing::debug!("HTTP/2 connection ended: {e}");
+                    return;
+                }
+                None => return,
+            },
+            changed = stop.changed(), if !closing => {
+                let _ = changed;
+                closing = true;
+                conn.graceful_shutdown();
+            }
+        }
+    }
+}
+
+/// One stream: the answer (abandoned when the client resets the stream) with the interim
+/// responses relayed meanwhile sent as they come, its head, then its body.
+async fn exchange<F>(answer: F, inbox: crate::interim::Inbox, mut respond: SendResponse<Bytes>)
+where
+    F: Future<Output = Response<crate::body::Body>>,
+{
+    let mut answer = std::pin::pin!(answer);
+    let resp = loop {
+        match first(answer.as_mut(), &inbox, &mut respond).await {
+            Some(Ok(resp)) => break resp,
+            Some(Err(interim)) => {
+                if !informational(&mut respond, interim) {
+                    return;
+                }
+            }
+            // Dropping the answer's future cancels the request upstream, as a closed HTTP/1.1
+            // connection does.
+            None => return,
+        }
+    };
+    while let Some(interim) = inbox.try_next() {
+        if !informational(&mut respond, interim) {
+            return;
+        }
+    }
+    drop(inbox);
+    let (mut parts, body) = resp.into_parts();
+    strip_connection_fields(&mut parts.headers);
+    if !parts.headers.contains_key(header::DATE) {
+        parts
+            .headers
+            .insert(header::DATE, crate::http1::server::date_value());
+    }
+    let end = body.is_end_stream();
+    if !end
+        && !parts.headers.contains_key(header::CONTENT_LENGTH)
+        && let Some(n) = body.size_hint().exact()
+    {
+        parts.headers.insert(header::CONTENT_LENGTH, n.into());
+    }
+    let head = Response::from_parts(parts, ());
+    let tx = match respond.send_response(head, end) {
+        Ok(tx) => tx,
+        Err(e) => {
+            tracing::debug!("HTTP/2 response not sent: {e}");
+            respond.send_reset(Reason::INTERNAL_ERROR);
+            return;
+        }
+    };
+    if !end {
+        pipe(body, tx).await;
+    }
+}
+
+/// Sends an interim response as HEADERS without END_STREAM; false when the stream is gone.
+fn informational(
+    respond: &mut SendResponse<Bytes>,
+    interim: crate::http1::client::Interim,
+) -> bool {
+    let mut head = Response::new(());
+    *head.status_mut() = interim.status;
+    *head.headers_mut() = interim.headers;
+    strip_connection_fields(head.headers_mut());
+    respond.send_informational(head).is_ok()
+}
+
+/// The answer (`Ok`), an interim response relayed before it (`Err`), or `None` when the client
+/// reset the stream first.
+async fn first<F>(
+    mut answer: Pin<&mut F>,
+    inbox: &crate::interim::Inbox,
+    respond: &mut SendResponse<Bytes>,
+) -> Option<Result<Response<crate::body::Body>, crate::http1::client::Interim>>
+where
+    F: Future<Output = Response<crate::body::Body>>,
+{
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(resp) = answer.as_mut().poll(cx) {
+            return Poll::Ready(Some(Ok(resp)));
+        }
+        if let Poll::Ready(interim) = inbox.poll_next(cx) {
+            return Poll::Ready(Some(Err(interim)));
+        }
+        match respond.poll_reset(cx) {
+            Poll::Ready(reason) => {
+                tracing::debug!("HTTP/2 stream reset by the client: {reason:?}");
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
+
+/// Sends `body` on `tx` under the stream's flow control; a body that fails resets the stream
+/// (the client must not take a cut body for a whole one), a client's reset stops reading it.
+async fn pipe(mut body: crate::body::Body, mut tx: SendStream<Bytes>) {
+    loop {
+        let frame = std::future::poll_fn(|cx| {
+            if let Poll::Ready(reason) = tx.poll_reset(cx) {
+                return Poll::Ready(Err(reason));
+            }
+            Pin::new(&mut body).poll_frame(cx).map(Ok)
+        })
+        .await;
+        let frame = match frame {
+            Ok(f) => f,
+            Err(reason) => {
+                tracing::debug!("HTTP/2 stream reset by the client: {reason:?}");
+                return;
+            }
+        };
+        match frame {
+            None => {
+                let _ = tx.send_data(Bytes::new(), true);
+                return;
+            }
+            Some(Err(e)) => {
+                tracing::debug!("HTTP/2 response body failed: {e}");
+                tx.send_reset(Reason::INTERNAL_ERROR);
+                return;
+            }
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => {
+                    let end = body.is_end_stream();
+                    if !data.is_empty() && !wait_capacity(&mut tx).await {
+                        return;
+                    }
+                    if tx.send_data(data, end).is_err() || end {
+                        return;
+                    }
+                }
+                Err(frame) => {
+                    if let Ok(trailers) = frame.into_trailers() {
+                        let mut trailers = trailers;
+                        strip_connection_fields(&mut trailers);
+                        let _ = tx.send_trailers(trailers);
+                        return;
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// Waits until the stream may send at least one byte (the data goes in whole, h2 queues what
+/// the window does not take yet, within the send buffer); false when the stream is gone.
+async fn wait_capacity(tx: &mut SendStream<Bytes>) -> bool {
+    tx.reserve_capacity(1);
+    std::future::poll_fn(|cx| {
+        loop {
+            if tx.capacity() > 0 {
+                return Poll::Ready(true);
+            }
+            if let Poll::Ready(reason) = tx.poll_reset(cx) {
+                tracing::debug!("HTTP/2 stream reset by the client: {reason:?}");
+                return Poll::Ready(false);
+            }
+            match tx.poll_capacity(cx) {
+                Poll::Ready(Some(Ok(_))) => {}
+                Poll::Ready(Some(Err(_)) | None) => return Poll::Ready(false),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    })
+    .await
+}
+
+/// Fields that are specific to an HTTP/1.1 connection and must not appear in HTTP/2 (RFC 9113
+/// §8.2.2): h2 refuses a message that carries them, so they are removed, as hyper removed them,
+/// together with the fields `Connection` names.
+fn strip_connection_fields(headers: &mut HeaderMap) {
+    const FIXED: [HeaderName; 5] = [
+        HeaderName::from_static("keep-alive"),
+        HeaderName::from_static("proxy-connection"),
+        header::TRANSFER_ENCODING,
+        header::UPGRADE,
+        header::TE,
+    ];
+    for name in &FIXED {
+        headers.remove(name);
+    }
+    if let Some(named) = headers.remove(header::CONNECTION)
+        && let Ok(named) = named.to_str()
+    {
+        for name in named.split(',') {
+            headers.remove(name.trim());
+        }
+    }
+}
+
+/// A request body received on an HTTP/2 stream: flow-control capacity is given back as the data
+/// is taken, trailers follow the data, and an early RST_STREAM(NO_ERROR) from the client ends the
+/// body without an error (RFC 9113 §8.1).
+#[derive(Debug)]
+pub struct H2Body {
+    recv: RecvStream,
+    data_done: bool,
+    /// The declared length, for the size hint (h2 checks the data against it).
+    length: Option<u64>,
+}
+
+impl H2Body {
+    fn new(recv: RecvStream, headers: &HeaderMap) -> Self {
+        let length = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| crate::http1::client::parse_decimal(v.as_bytes()));
+        Self {
+            recv,
+            data_done: false,
+            length,
+        }
+    }
+}
+
+impl hyper::body::Body for H2Body {
+    type Data = Bytes;
+    type Error = h2::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, h2::Error>>> {
+        let me = &mut *self;
+        if !me.data_done {
+            match me.recv.poll_data(cx) {
+                Poll::Ready(Some(Ok(data))) => {
+                    let _ = me.recv.flow_control().release_capacity(data.len());
+                    if let Some(left) = me.length.as_mut() {
+                        *left = left.saturating_sub(data.len() as u64);
+                    }
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
+                Poll::Ready(Some(Err(e))) if e.reason() == Some(Reason::NO_ERROR) => {
+                    return Poll::Ready(None);
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(None) => me.data_done = true,
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        match me.recv.poll_trailers(cx) {
+            Poll::Ready(Ok(Some(trailers))) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
+            Poll::Ready(Ok(None)) => Poll::Ready(None),
+            Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.recv.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.length {
+            Some(n) => SizeHint::with_exact(n),
+            None => SizeHint::default(),
+        }
+    }
+}
+
+/// True when the bytes a connection starts with are (the start of) HTTP/2's client preface.
+pub(crate) fn is_preface(first: &[u8]) -> bool {
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    !first.is_empty() && PREFACE.starts_with(&first[..first.len().min(PREFACE.len())])
+}
