@@ -202,6 +202,9 @@ where
         let Some(resp) = relayed.await else {
             return Outcome::Done;
         };
+        // A body that broke, or one the client still waits to send (no 100 Continue went out):
+        // the answer says the connection closes (RFC 9110 §10.1.1, as Go's server says it).
+        let close = close || body.as_ref().is_some_and(|b| !b.reusable());
         let mut keep = match write_response(&mut io, &mut out, resp, head_request, close).await {
             Ok(keep) => keep && !close,
             Err(_) => false,
@@ -1069,6 +1072,39 @@ mod tests {
         c.write_all(b"ok").await.unwrap();
         let out = read_until(&mut c, "POST ok").await;
         assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn an_answer_before_the_100_continue_closes_the_connection() {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let _task = tokio::spawn(async move {
+            let (_tx, mut stop) = tokio::sync::watch::channel(());
+            let inbox = crate::interim::Inbox::new();
+            let _ = serve(
+                server,
+                limits(),
+                &mut stop,
+                &inbox,
+                |_req: Request<RequestBody>| {
+                    // Refused without looking at the body (an auth failure, say).
+                    async { Response::new(full("no")) }
+                },
+            )
+            .await;
+        });
+        let mut c = client;
+        c.write_all(
+            b"POST /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let out = read_all(c).await;
+        assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
+        assert!(!out.contains("100 Continue"), "{out}");
+        assert!(
+            out.to_ascii_lowercase().contains("connection: close\r\n"),
+            "{out}"
+        );
     }
 
     #[tokio::test]
