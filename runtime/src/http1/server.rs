@@ -802,6 +802,11 @@ impl<I: AsyncRead + Unpin> AsyncRead for Rewind<I> {
             let n = self.pre.len().min(buf.remaining());
             buf.put_slice(&self.pre[..n]);
             self.pre.advance(n);
+            if self.pre.is_empty() {
+                // An empty view still keeps the loop's whole read buffer (4 KiB and more)
+                // alive: for an upgraded connection, as long as its tunnel.
+                self.pre = Bytes::new();
+            }
             return Poll::Ready(Ok(()));
         }
         Pin::new(&mut self.io).poll_read(cx, buf)
@@ -1037,6 +1042,24 @@ mod tests {
         })
         .await;
         String::from_utf8_lossy(&got).into_owned()
+    }
+
+    #[tokio::test]
+    async fn a_handed_over_connection_lets_go_of_the_loops_buffer_once_it_is_read() {
+        let mut buffer = BytesMut::with_capacity(4096);
+        buffer.extend_from_slice(b"GET /ws HTTP/1.1\r\n\r\n");
+        let read = buffer.freeze();
+        let (_client, server) = tokio::io::duplex(64);
+        let mut rewind = Rewind::new(read.clone(), server);
+        assert!(!read.is_unique());
+        let mut got = [0u8; 8];
+        let n = rewind.read(&mut got).await.unwrap();
+        assert_eq!(&got[..n], b"GET /ws ");
+        assert!(!read.is_unique(), "released before it was read");
+        let mut rest = [0u8; 64];
+        let _ = rewind.read(&mut rest).await.unwrap();
+        // Held by a tunnel for hours otherwise (issue 16's memory per idle tunnel).
+        assert!(read.is_unique(), "the read buffer is still held");
     }
 
     #[tokio::test]
