@@ -159,6 +159,8 @@ pub(crate) struct Reader {
     /// The end or a failure was handed over; nothing more is read.
     finished: bool,
     failed: bool,
+    /// The consumer was told how the body ended (its end or a failure).
+    told: bool,
 }
 
 /// A body framed as `framing` (not empty), and the loop's reader of it; `expect`: the client
@@ -182,6 +184,7 @@ pub(crate) fn channel(framing: Framing, expect: bool) -> (OwnBody, Reader) {
             expect,
             finished: false,
             failed: false,
+            told: false,
         },
     )
 }
@@ -232,10 +235,14 @@ impl Reader {
 
     fn hand_over(&mut self, next: Slot) {
         match next {
-            Slot::End => self.finished = true,
+            Slot::End => {
+                self.finished = true;
+                self.told = true;
+            }
             Slot::Failed(_) => {
                 self.finished = true;
                 self.failed = true;
+                self.told = true;
             }
             _ => {}
         }
@@ -308,9 +315,10 @@ impl Reader {
 }
 
 impl Drop for Reader {
-    /// The request is over: a consumer still holding the body learns it will get no more.
+    /// The request is over: a consumer still holding the body (hyper's client may, after the
+    /// answer) learns it will get no more, also when the rest was drained for the next request.
     fn drop(&mut self) {
-        if !self.finished {
+        if !self.told {
             self.hand_over(Slot::Failed(BodyError::Closed));
         }
     }
@@ -421,6 +429,24 @@ mod tests {
         let (_, mut long) = channel(Framing::Length(100), false);
         let mut buf = BytesMut::from(&[b'x'; 100][..]);
         assert!(!long.drain(&mut server, &mut buf, 16).await);
+    }
+
+    #[tokio::test]
+    async fn a_consumer_still_waiting_when_the_rest_was_drained_gets_an_error() {
+        let (mut client, mut server) = tokio::io::duplex(1 << 16);
+        let (body, mut reader) = channel(Framing::Length(4), false);
+        let waiting = tokio::spawn(async move { body.collect().await.map(|c| c.to_bytes()) });
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"abcd")
+            .await
+            .ok();
+        let mut buf = BytesMut::new();
+        assert!(reader.drain(&mut server, &mut buf, 16).await);
+        drop(reader);
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), waiting).await;
+        assert!(
+            matches!(got, Ok(Ok(Err(BodyError::Closed)))),
+            "the consumer was left waiting: {got:?}"
+        );
     }
 
     fn futures_task_noop() -> std::task::Waker {
