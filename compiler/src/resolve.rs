@@ -1273,6 +1273,7 @@ impl Resolver<'_> {
                         .map(|sv| plan::Server {
                             url: sv.url.clone().unwrap_or_default(),
                             weight: u32::try_from(sv.weight.unwrap_or(1).max(0)).unwrap_or(1),
+                            preserve_path: sv.preserve_path.unwrap_or(false),
                         })
                         .collect(),
                     pass_host_header: lb.pass_host_header.unwrap_or(true),

@@ -183,6 +183,36 @@ pub(crate) struct ServerTarget {
     pub(crate) addr: ServerAddr,
     /// The client's `Host` goes to the server (`passHostHeader`).
     pub(crate) pass_host: bool,
+    /// The URL's path, sent before the request's path (`preservePath`); `None` when it is not
+    /// preserved or adds nothing (empty or `/`).
+    pub(crate) path_prefix: Option<Box<str>>,
+}
+
+impl ServerTarget {
+    /// The request target this server gets for the request's `path_and_query`: as it is, or
+    /// after the server URL's path, joined with one slash (Go's `singleJoiningSlash`, which
+    /// Traefik's `preservePath` uses on the escaped paths).
+    pub(crate) fn target<'a>(&self, path_and_query: &'a str) -> std::borrow::Cow<'a, str> {
+        match &self.path_prefix {
+            None => std::borrow::Cow::Borrowed(path_and_query),
+            Some(prefix) => std::borrow::Cow::Owned(join_path(prefix, path_and_query)),
+        }
+    }
+}
+
+/// `prefix` (a path without query) joined with `path_and_query` by exactly one slash.
+fn join_path(prefix: &str, path_and_query: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + path_and_query.len() + 1);
+    out.push_str(prefix);
+    match (prefix.ends_with('/'), path_and_query.starts_with('/')) {
+        (true, true) => out.push_str(&path_and_query[1..]),
+        (false, false) => {
+            out.push('/');
+            out.push_str(path_and_query);
+        }
+        _ => out.push_str(path_and_query),
+    }
+    out
 }
 
 /// A server URL resolved once at load.
@@ -552,13 +582,41 @@ fn servers(
                     srv.url
                 )]));
             };
+            let path_prefix = srv
+                .preserve_path
+                .then(|| srv.url.parse::<Uri>().ok())
+                .flatten()
+                .map(|u| u.path().to_owned())
+                .filter(|p| !p.is_empty() && p != "/")
+                .map(String::into_boxed_str);
             servers.push(ServerTarget {
                 client,
                 addr,
                 pass_host: lb.pass_host_header,
+                path_prefix,
             });
         }
         out.push(servers);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod preserve_path_tests {
+    use super::join_path;
+
+    #[test]
+    fn the_server_path_and_the_request_path_meet_at_one_slash() {
+        // Go's singleJoiningSlash, as Traefik's preservePath applies it.
+        for (prefix, pq, want) in [
+            ("/hmi", "/a?b=c", "/hmi/a?b=c"),
+            ("/hmi/", "/a", "/hmi/a"),
+            ("/hmi", "/", "/hmi/"),
+            ("/hmi/", "/", "/hmi/"),
+            ("/a%2Fb", "/c%20d", "/a%2Fb/c%20d"),
+            ("/hmi", "*", "/hmi/*"),
+        ] {
+            assert_eq!(join_path(prefix, pq), want, "{prefix} + {pq}");
+        }
+    }
 }

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 22;
+pub const PLAN_VERSION: u32 = 23;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -448,6 +448,10 @@ pub struct Server {
     pub url: String,
     /// Relative weight; `0` takes the server out of rotation.
     pub weight: u32,
+    /// The URL's path goes before the request's path (`preservePath`); otherwise the URL's path
+    /// is not sent. Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preserve_path: bool,
 }
 
 /// Active health check of a load balancer's servers.
@@ -2532,10 +2536,12 @@ impl Plan {
                     Server {
                         url: "http://10.0.0.11:8080".into(),
                         weight: 1,
+                        preserve_path: false,
                     },
                     Server {
                         url: "http://10.0.0.12:8080".into(),
                         weight: 1,
+                        preserve_path: false,
                     },
                 ],
                 pass_host_header: true,

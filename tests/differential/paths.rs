@@ -153,3 +153,77 @@ fn encoded_characters_refuse_as_traefik_refuses_at_the_entry_point_and_in_the_ch
         );
     }
 }
+
+#[test]
+fn preserve_path_puts_the_server_path_first_as_traefik_does() {
+    let oracle = oracle("preserve_path_puts_the_server_path_first_as_traefik_does");
+    let app = backend("app")
+        .answer(|r| Reply::ok(r.target.clone()))
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let port = app.port();
+    // Three servers of one backend: with the path kept, with a trailing slash, and without
+    // preservePath (the URL's path is then not sent at all, in Traefik and here).
+    let dynamic = format!(
+        r#"http:
+  routers:
+    kept:
+      rule: "PathPrefix(`/k`)"
+      entryPoints: [web]
+      service: kept
+    slash:
+      rule: "PathPrefix(`/s`)"
+      entryPoints: [web]
+      service: slash
+    dropped:
+      rule: "PathPrefix(`/d`)"
+      entryPoints: [web]
+      middlewares: [strip]
+      service: dropped
+  middlewares:
+    strip:
+      stripPrefix:
+        prefixes: ["/d"]
+  services:
+    kept:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{port}/hmi"
+            preservePath: true
+    slash:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{port}/base%20dir/"
+            preservePath: true
+    dropped:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{port}/ignored"
+"#
+    );
+    let twin = serve_twice(
+        dir.path(),
+        oracle.as_deref(),
+        &dynamic,
+        &["kept", "slash", "dropped"],
+    );
+    for (target, want) in [
+        ("/k", "/hmi/k"),
+        ("/k/a?b=c", "/hmi/k/a?b=c"),
+        ("/k/a%2Fb", "/hmi/k/a%2Fb"),
+        ("/s/x", "/base%20dir/s/x"),
+        ("/d/x", "/x"),
+    ] {
+        let got = agree(&twin, &Probe::get(target));
+        assert_eq!(got.status, 200, "{target}");
+        assert_eq!(got.text(), want, "{target}");
+    }
+    // A request with a body takes the other client path.
+    let post = Probe {
+        method: "POST",
+        body: b"body",
+        ..Probe::get("/k/p")
+    };
+    let got = agree(&twin, &post);
+    assert_eq!((got.status, got.text().as_str()), (200, "/hmi/k/p"));
+}

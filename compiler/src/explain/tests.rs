@@ -130,6 +130,7 @@ fn fixture() -> Plan {
         lb.servers = vec![bridge_plan::Server {
             url: "http://central.internal:9000".into(),
             weight: 1,
+            preserve_path: false,
         }];
         lb.pass_host_header = false;
         let hc = lb.health_check.as_mut().unwrap();

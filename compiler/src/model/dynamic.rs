@@ -267,7 +267,6 @@ pub struct Server {
     pub weight: Option<i64>,
     /// Keeps the path of the server URL as a prefix of the forwarded path (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub preserve_path: Option<bool>,
 }
 

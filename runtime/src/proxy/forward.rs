@@ -278,9 +278,10 @@ impl Runtime {
         let src = self.sources(a.out.host, a.out.peer);
         let client = &target.client;
         if a.bodiless && client.takes_bodiless() {
+            let pq = target.target(a.uri.path_and_query().map_or("/", |pq| pq.as_str()));
             let req = crate::http1::client::Bodiless {
                 method: &a.parts.method,
-                target: a.uri.path_and_query().map_or("/", |pq| pq.as_str()),
+                target: &pq,
                 host: Some(host_field),
                 headers: &a.parts.headers,
                 extra: a.forwarding.as_ref().map(|f| (f, src)),
@@ -306,7 +307,16 @@ impl Runtime {
         };
         let mut upstream_req = Request::new(body);
         *upstream_req.method_mut() = a.parts.method.clone();
-        *upstream_req.uri_mut() = a.uri.clone();
+        *upstream_req.uri_mut() = match &target.path_prefix {
+            None => a.uri.clone(),
+            Some(_) => {
+                let pq = a.uri.path_and_query().map_or("/", |pq| pq.as_str());
+                target
+                    .target(pq)
+                    .parse::<Uri>()
+                    .unwrap_or_else(|_| a.uri.clone())
+            }
+        };
         *upstream_req.version_mut() = http::Version::HTTP_11;
         *upstream_req.headers_mut() = headers;
         client

@@ -254,7 +254,11 @@ pub(crate) fn fan_out(
             Some(h) if target.pass_host => h.to_owned(),
             _ => target.addr.authority.clone(),
         };
-        let uri = format!("http://{}{path_and_query}", target.addr.connect);
+        let uri = format!(
+            "http://{}{}",
+            target.addr.connect,
+            target.target(path_and_query)
+        );
         copies.push((
             target.client.clone(),
             uri,

@@ -1301,6 +1301,7 @@ pub(crate) mod tests {
                 .map(|(url, weight)| Server {
                     url: (*url).into(),
                     weight: *weight,
+                    preserve_path: false,
                 })
                 .collect(),
             pass_host_header: true,
