@@ -32,6 +32,8 @@ mod grpc_web;
 mod ocsp;
 #[path = "differential/paths.rs"]
 mod paths;
+#[path = "differential/proxy_protocol.rs"]
+mod proxy_protocol;
 #[path = "differential/transports.rs"]
 mod transports;
 

@@ -729,6 +729,10 @@ impl Resolver<'_> {
                         insecure: fh.and_then(|f| f.insecure).unwrap_or(false),
                         trusted_ips: fh.and_then(|f| f.trusted_ips.clone()).unwrap_or_default(),
                     },
+                    proxy_protocol: ep.proxy_protocol.as_ref().map(|p| plan::ForwardedHeaders {
+                        insecure: p.insecure.unwrap_or(false),
+                        trusted_ips: p.trusted_ips.clone().unwrap_or_default(),
+                    }),
                     timeouts: plan::Timeouts {
                         read_ms: ms(rt.and_then(|t| t.read_timeout), 60_000),
                         write_ms: ms(rt.and_then(|t| t.write_timeout), 0),
@@ -801,6 +805,7 @@ impl Resolver<'_> {
                         insecure: false,
                         trusted_ips: Vec::new(),
                     },
+                    proxy_protocol: None,
                     timeouts: plan::Timeouts {
                         read_ms: 60_000,
                         write_ms: 0,

@@ -52,3 +52,9 @@ pub fn compress(data: &[u8]) {
 pub fn ocsp_answer(data: &[u8]) {
     crate::ocsp::fuzz_answer(data);
 }
+
+/// Parses `data` as the start of a connection on an entry point with `proxyProtocol`: the PROXY
+/// protocol header (v1 or v2) if there is one.
+pub fn proxy_protocol(data: &[u8]) {
+    crate::proxy_protocol::fuzz(data);
+}

@@ -34,6 +34,7 @@ mod middleware;
 mod observe;
 mod ocsp;
 mod proxy;
+mod proxy_protocol;
 mod routing;
 mod runtime;
 mod tls;

@@ -133,10 +133,85 @@ impl Drop for OpenConnection {
 /// First byte of a TLS handshake record.
 const TLS_HANDSHAKE: u8 = 0x16;
 
+/// The first byte a connection will read, without reading it.
+trait FirstByte {
+    async fn first_byte(&mut self) -> std::io::Result<u8>;
+}
+
+impl FirstByte for tokio::net::TcpStream {
+    async fn first_byte(&mut self) -> std::io::Result<u8> {
+        let mut first = [0u8; 1];
+        match self.peek(&mut first).await? {
+            1 => Ok(first[0]),
+            _ => Err(std::io::ErrorKind::UnexpectedEof.into()),
+        }
+    }
+}
+
+impl FirstByte for crate::http1::server::Rewind<tokio::net::TcpStream> {
+    async fn first_byte(&mut self) -> std::io::Result<u8> {
+        match self.prefix().first() {
+            Some(&b) => Ok(b),
+            None => self.inner_mut().first_byte().await,
+        }
+    }
+}
+
 impl Conn {
+    /// A connection that may start with a PROXY protocol header (`believed`: whether the client
+    /// it names is believed), then [`Conn::sniffed`]. Spawned only on entry points with
+    /// `proxyProtocol`, so the other connections' tasks do not carry this step.
+    async fn run_proxied(
+        mut self,
+        mut stream: tokio::net::TcpStream,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        believed: bool,
+    ) {
+        let Some(rest) = self.proxy_header(&mut stream, believed).await else {
+            return;
+        };
+        if rest.is_empty() {
+            Box::pin(self.sniffed(stream, tls)).await;
+        } else {
+            let io = crate::http1::server::Rewind::new(rest.freeze(), stream);
+            Box::pin(self.sniffed(io, tls)).await;
+        }
+    }
+
+    /// Reads the PROXY protocol header, if the connection starts with one, within the
+    /// header-read bound; the client it names becomes the peer when `believed`. `None`: the
+    /// connection is closed (a broken header, or none in time); else the bytes read after it.
+    async fn proxy_header(
+        &mut self,
+        stream: &mut tokio::net::TcpStream,
+        believed: bool,
+    ) -> Option<bytes::BytesMut> {
+        let read =
+            tokio::time::timeout(self.handshake_timeout, crate::proxy_protocol::read(stream));
+        match read.await {
+            Ok(Ok((source, rest))) => {
+                if let Some(source) = source.filter(|_| believed) {
+                    self.peer = Peer::new(source);
+                }
+                Some(rest)
+            }
+            Ok(Err(e)) => {
+                tracing::debug!("{}: connection closed: {e}", self.peer.addr);
+                None
+            }
+            Err(_) => {
+                tracing::debug!("{}: no PROXY protocol header in time", self.peer.addr);
+                None
+            }
+        }
+    }
+
     /// On an entry point with TLS, the first byte tells a TLS handshake from plain HTTP (as in
     /// Traefik); the handshake must finish within the header-read bound.
-    async fn run(self, stream: tokio::net::TcpStream, tls: Option<Arc<rustls::ServerConfig>>) {
+    async fn sniffed<I>(self, mut stream: I, tls: Option<Arc<rustls::ServerConfig>>)
+    where
+        I: FirstByte + tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let _open = self
             .current
             .load()
@@ -145,11 +220,10 @@ impl Conn {
         let Some(cfg) = tls else {
             return self.serve(stream, false).await;
         };
-        let mut first = [0u8; 1];
         let deadline = tokio::time::Instant::now() + self.handshake_timeout;
-        match tokio::time::timeout_at(deadline, stream.peek(&mut first)).await {
-            Ok(Ok(1)) if first[0] == TLS_HANDSHAKE => {}
-            Ok(Ok(1)) => return self.serve(stream, false).await,
+        match tokio::time::timeout_at(deadline, stream.first_byte()).await {
+            Ok(Ok(TLS_HANDSHAKE)) => {}
+            Ok(Ok(_)) => return self.serve(stream, false).await,
             _ => return,
         }
         // Boxed, like the hyper part below: a task's future is as large as its largest state,
@@ -377,6 +451,7 @@ pub(crate) async fn serve_entrypoint(
                 // The TLS configuration current at accept time: a reload with a rotated
                 // certificate applies to new connections, established ones keep theirs.
                 let tls = current.load().tls_config(id);
+                let proxy_header = current.load().proxy_header(id, peer.ip());
                 let conn = Conn {
                     current: current.clone(),
                     ep: id,
@@ -388,7 +463,10 @@ pub(crate) async fn serve_entrypoint(
                     handshake_timeout: header_read,
                     limits,
                 };
-                tokio::spawn(conn.run(stream, tls));
+                match proxy_header {
+                    None => tokio::spawn(conn.sniffed(stream, tls)),
+                    Some(believed) => tokio::spawn(conn.run_proxied(stream, tls, believed)),
+                };
             }
             changed = shutdown.changed(), if accept_until.is_none() => {
                 if changed.is_err() || stopping(&mut accept_until) {
@@ -472,7 +550,7 @@ mod size_probe {
                 },
                 name: Arc::from("web"),
             };
-            let task = conn.run(stream, None);
+            let task = conn.sniffed(stream, None);
             let size = size_of_val(&task);
             assert!(size < 5 * 1024, "a connection's task is {size} bytes");
         });

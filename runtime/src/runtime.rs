@@ -127,6 +127,8 @@ pub(crate) struct Entry {
     pub(crate) encoded: crate::middleware::encoded_characters::Denied,
     pub(crate) timeouts: bridge_plan::Timeouts,
     pub(crate) trust: Trust,
+    /// `proxyProtocol`: the peers whose PROXY header is read.
+    pub(crate) proxy_protocol: Option<Trust>,
     /// Routers without TLS, for plain connections.
     pub(crate) plain: Table,
     /// With TLS: its configuration and the routers with TLS.
@@ -386,6 +388,17 @@ impl Runtime {
             .map(EntryId)
     }
 
+    /// Whether a connection from `peer` to the entry point may start with a PROXY protocol
+    /// header (`None`: the entry point has no `proxyProtocol`), and whether the client it names
+    /// is believed (`Some(true)`: a trusted peer). As in Traefik, a header from any other peer
+    /// is read and dropped, and the connection's own peer stays the client.
+    pub(crate) fn proxy_header(&self, id: EntryId, peer: IpAddr) -> Option<bool> {
+        self.entries
+            .get(id.0)
+            .and_then(|e| e.proxy_protocol.as_ref())
+            .map(|t| t.trusts(peer))
+    }
+
     /// The TLS configuration of an entry point, if it serves TLS.
     pub(crate) fn tls_config(&self, id: EntryId) -> Option<Arc<rustls::ServerConfig>> {
         self.entries
@@ -542,6 +555,7 @@ fn entry(
         encoded: crate::middleware::encoded_characters::Denied::of(&ep.encoded_characters),
         timeouts: ep.timeouts.clone(),
         trust: Trust::new(&ep.forwarded_headers),
+        proxy_protocol: ep.proxy_protocol.as_ref().map(Trust::new),
         plain: table(false)?,
         tls,
         metrics_here: plan

@@ -214,6 +214,10 @@ pub struct EntryPoint {
     pub redirect: Option<Redirect>,
     /// Which `X-Forwarded-*` request headers are trusted.
     pub forwarded_headers: ForwardedHeaders,
+    /// Which peers' PROXY protocol header (v1 or v2, optional from them) names the client
+    /// (`proxyProtocol`); left out when the entry point has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_protocol: Option<ForwardedHeaders>,
     /// Connection timeouts.
     pub timeouts: Timeouts,
     /// Largest request header section accepted, in bytes.
@@ -2577,6 +2581,7 @@ impl Plan {
                 insecure: false,
                 trusted_ips: vec![],
             },
+            proxy_protocol: None,
             timeouts: Timeouts {
                 read_ms: 60_000,
                 write_ms: 0,

@@ -192,7 +192,7 @@ pub struct EntryPoint {
 
     /// Accepts the PROXY protocol header from the listed (or all) peers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
+    #[schemars(extend("x-allow-empty" = true))]
     pub proxy_protocol: Option<ProxyProtocol>,
 
     /// Which peers' `X-Forwarded-*` headers are trusted (default: none).

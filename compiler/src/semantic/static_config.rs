@@ -148,9 +148,32 @@ impl Ctx<'_> {
                     );
                 }
             }
-            if let Some(fh) = &ep.forwarded_headers {
-                for (i, ip) in fh.trusted_ips.iter().flatten().enumerate() {
-                    let p = format!("{base}/forwardedHeaders/trustedIPs/{i}");
+            if let Some(pp) = &ep.proxy_protocol
+                && !pp.insecure.unwrap_or(false)
+                && pp.trusted_ips.as_ref().is_none_or(Vec::is_empty)
+            {
+                let p = format!("{base}/proxyProtocol");
+                let span = self.static_span(&p);
+                self.err(
+                    Code::InvalidValue,
+                    "`proxyProtocol` needs `trustedIPs` or `insecure: true` (Traefik refuses to \
+                     start without either: \"no trusted IPs provided\")"
+                        .to_owned(),
+                    span,
+                    p,
+                );
+            }
+            let trusted = [
+                ep.forwarded_headers
+                    .as_ref()
+                    .map(|f| ("forwardedHeaders", &f.trusted_ips)),
+                ep.proxy_protocol
+                    .as_ref()
+                    .map(|p| ("proxyProtocol", &p.trusted_ips)),
+            ];
+            for (section, ips) in trusted.into_iter().flatten() {
+                for (i, ip) in ips.iter().flatten().enumerate() {
+                    let p = format!("{base}/{section}/trustedIPs/{i}");
                     if parse_ip_or_cidr(ip).is_err() {
                         let span = self.static_span(&p);
                         self.err(

@@ -218,9 +218,13 @@ where
             }
             keep = keep
                 && (body.is_done()
-                    || tokio::time::timeout_at(until, body.drain(&mut io, &mut buf, DRAIN_LIMIT))
-                        .await
-                        .unwrap_or(false));
+                    // Boxed: rare, and its timer would enlarge every connection's task.
+                    || Box::pin(tokio::time::timeout_at(
+                        until,
+                        body.drain(&mut io, &mut buf, DRAIN_LIMIT),
+                    ))
+                    .await
+                    .unwrap_or(false));
         }
         if !keep || stop.has_changed().unwrap_or(true) {
             let _ = io.shutdown().await;
@@ -782,13 +786,19 @@ pub(crate) struct Rewind<I> {
 }
 
 impl<I> Rewind<I> {
-    fn new(pre: Bytes, io: I) -> Self {
+    /// `io`, with `pre` read from it already.
+    pub(crate) fn new(pre: Bytes, io: I) -> Self {
         Self { pre, io }
     }
 
     /// The bytes read before the hand-over, still to be read again.
     pub(crate) fn prefix(&self) -> &[u8] {
         &self.pre
+    }
+
+    /// The connection under the bytes read before.
+    pub(crate) fn inner_mut(&mut self) -> &mut I {
+        &mut self.io
     }
 }
 
