@@ -268,30 +268,34 @@ fn a_service_with_two_kinds_is_refused_as_traefik_refuses_it() {
 }
 
 #[test]
-fn a_grpc_health_check_is_refused_by_name_instead_of_probed_over_http() {
+fn grpc_health_checks_are_accepted_over_h2c_and_refused_over_tls() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("traefik.yml"),
         "entryPoints:\n  web:\n    address: \":80\"\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
     )
     .unwrap();
-    let dynamic = |mode: &str| {
+    let dynamic = |check: &str| {
         format!(
-            "http:\n  routers:\n    r:\n      rule: \"PathPrefix(`/`)\"\n      service: s\n  services:\n    s:\n      loadBalancer:\n        healthCheck:\n          path: /health\n          mode: {mode}\n        servers:\n          - url: \"http://127.0.0.1:1\"\n"
+            "http:\n  routers:\n    r:\n      rule: \"PathPrefix(`/`)\"\n      service: s\n  services:\n    s:\n      loadBalancer:\n        healthCheck:\n{check}        servers:\n          - url: \"h2c://127.0.0.1:1\"\n"
         )
     };
-    fs::write(dir.path().join("dynamic.yml"), dynamic("grpc")).unwrap();
-    let out = bridgectl().arg("check").arg(dir.path()).output().unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("health check mode `grpc`"), "{text}");
-    fs::write(dir.path().join("dynamic.yml"), dynamic("http")).unwrap();
-    let out = bridgectl().arg("check").arg(dir.path()).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let check = |yaml: &str| {
+        fs::write(dir.path().join("dynamic.yml"), dynamic(yaml)).unwrap();
+        let out = bridgectl().arg("check").arg(dir.path()).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    };
+    // gRPC needs no path (none is sent), so no warning about probing `/`.
+    let (code, text) = check("          mode: grpc\n");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!text.contains("probes `/`"), "{text}");
+    // Traefik's gRPC check has no TLS: with scheme https it always fails, here it is an error.
+    let (code, text) = check("          mode: grpc\n          scheme: https\n");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("without TLS"), "{text}");
+    let (code, text) = check("          mode: tcp\n          path: /\n");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("must be http or grpc"), "{text}");
 }

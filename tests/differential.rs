@@ -26,6 +26,8 @@ mod compress;
 mod digest_auth;
 #[path = "differential/forward_auth.rs"]
 mod forward_auth;
+#[path = "differential/grpc_health.rs"]
+mod grpc_health;
 #[path = "differential/grpc_web.rs"]
 mod grpc_web;
 #[path = "differential/ocsp.rs"]

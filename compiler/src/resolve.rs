@@ -1812,6 +1812,13 @@ fn health_check(hc: &dy::ServerHealthCheck, bridge: &dy::BridgeHealthCheck) -> p
             .close_tunnels_on_down
             .unwrap_or(true)
             .then(|| ms(bridge.tunnel_grace, TUNNEL_GRACE_MS)),
+        // Traefik compares the mode with `grpc` exactly; anything else probes over HTTP (other
+        // spellings are errors of `check`).
+        mode: if hc.mode.as_deref() == Some("grpc") {
+            plan::HealthCheckMode::Grpc
+        } else {
+            plan::HealthCheckMode::Http
+        },
     }
 }
 

@@ -58,3 +58,9 @@ pub fn ocsp_answer(data: &[u8]) {
 pub fn proxy_protocol(data: &[u8]) {
     crate::proxy_protocol::fuzz(data);
 }
+
+/// Reads `data` as the body of a gRPC health check's answer (one message, a
+/// HealthCheckResponse): the serving status or a refusal.
+pub fn grpc_health_answer(data: &[u8]) {
+    crate::upstream::probe::fuzz_grpc_answer(data);
+}

@@ -498,6 +498,31 @@ pub struct HealthCheck {
     /// server are closed once it has been down (or out of the plan) this long; `null`: they are
     /// left open, as Traefik leaves them.
     pub close_tunnels_after_ms: Option<u64>,
+    /// How a server is probed; left out for `http`.
+    #[serde(default, skip_serializing_if = "HealthCheckMode::is_http")]
+    pub mode: HealthCheckMode,
+}
+
+/// How a health check probes a server (Traefik's `healthCheck.mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum HealthCheckMode {
+    /// An HTTP request (`method`, `path`, `hostname`, `headers`), healthy by its status.
+    #[default]
+    Http,
+    /// The gRPC Health Checking Protocol v1 (`grpc.health.v1.Health/Check` for the whole
+    /// server) over HTTP/2 without TLS to the server's host and port (`port` overrides it);
+    /// healthy when it answers `SERVING`. `path`, `method`, `hostname`, `headers`, `status` and
+    /// `follow_redirects` are not used, as in Traefik.
+    Grpc,
+}
+
+impl HealthCheckMode {
+    /// True for the default, [`HealthCheckMode::Http`].
+    pub fn is_http(&self) -> bool {
+        *self == Self::Http
+    }
 }
 
 /// Weighted round robin over services.
@@ -2565,6 +2590,7 @@ impl Plan {
                     probe_before_traffic: true,
                     hold_ms: 0,
                     close_tunnels_after_ms: Some(500),
+                    mode: Default::default(),
                 }),
                 servers_transport: None,
                 sticky: None,

@@ -297,20 +297,6 @@ impl<'a> Ctx<'a> {
         p: &str,
         hc: &crate::model::dynamic::ServerHealthCheck,
     ) {
-        // `mode: http` is what bridgectl does; any other mode (grpc) would be probed wrongly.
-        if let Some(mode) = hc.mode.as_deref()
-            && !mode.eq_ignore_ascii_case("http")
-        {
-            let span = self.span(fi, &format!("{p}/mode"));
-            self.err(
-                Code::Unsupported,
-                format!(
-                    "service `{name}`: health check mode `{mode}` is valid Traefik, but not supported by bridgectl (it probes over HTTP)"
-                ),
-                span,
-                format!("{p}/mode"),
-            );
-        }
         if let Some(path) = &hc.path
             && (path.contains("://") || !path.starts_with('/'))
         {
@@ -324,7 +310,7 @@ impl<'a> Ctx<'a> {
                 format!("{p}/path"),
             );
         }
-        if hc.path.is_none() {
+        if hc.path.is_none() && hc.mode.as_deref() != Some("grpc") {
             let span = self.key_span(fi, p);
             self.warn(
                 Code::MissingKey,
@@ -349,7 +335,22 @@ impl<'a> Ctx<'a> {
             match m.as_str() {
                 "http" => {}
                 "grpc" => {
-                    self.err(Code::Unsupported, format!("service `{name}`: gRPC health checks are valid Traefik, but not supported by bridgectl"), span, format!("{p}/mode"));
+                    // Traefik dials gRPC checks without TLS unless the scheme is something else,
+                    // and then without any transport security, which fails: such a server would
+                    // never be healthy.
+                    if let Some(s) = hc.scheme.as_deref()
+                        && !matches!(s, "http" | "h2c")
+                    {
+                        let span = self.span(fi, &format!("{p}/scheme"));
+                        self.err(
+                            Code::InvalidValue,
+                            format!(
+                                "service `{name}`: a gRPC health check runs over HTTP/2 without TLS; with scheme `{s}` Traefik's check always fails (use `h2c` or leave it out)"
+                            ),
+                            span,
+                            format!("{p}/scheme"),
+                        );
+                    }
                 }
                 _ => {
                     self.err(

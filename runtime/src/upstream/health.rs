@@ -65,6 +65,9 @@ pub struct ProbeTarget {
     pub follow_redirects: bool,
     /// The only healthy status, when set; else any `200..400`.
     pub expected_status: Option<u16>,
+    /// The gRPC Health Checking Protocol instead of an HTTP request (`url` is then
+    /// `h2c://host:port/grpc.health.v1.Health/Check`).
+    pub grpc: bool,
 }
 
 /// Why a server URL cannot be probed.
@@ -78,6 +81,9 @@ pub enum ProbeTargetError {
     NoHost,
 }
 
+/// The method of the gRPC Health Checking Protocol v1 a gRPC check calls.
+pub(crate) const GRPC_HEALTH_PATH: &str = "/grpc.health.v1.Health/Check";
+
 impl ProbeTarget {
     /// The probe of `server_url` under `check`.
     ///
@@ -87,6 +93,25 @@ impl ProbeTarget {
     pub fn new(check: &HealthCheck, server_url: &str) -> Result<Self, ProbeTargetError> {
         let parsed = url::Url::parse(server_url)?;
         let host = parsed.host_str().ok_or(ProbeTargetError::NoHost)?;
+        if check.mode == bridge_plan::HealthCheckMode::Grpc {
+            // As Traefik dials it: HTTP/2 without TLS to the server's host and port (or the
+            // check's port); path, method, hostname and headers do not take part.
+            let port = check.port.or(parsed.port_or_known_default()).unwrap_or(80);
+            let host = match parsed.host() {
+                Some(url::Host::Ipv6(ip)) => format!("[{ip}]"),
+                _ => host.to_owned(),
+            };
+            return Ok(Self {
+                url: format!("h2c://{host}:{port}{GRPC_HEALTH_PATH}"),
+                method: "POST".to_owned(),
+                host_header: None,
+                headers: Vec::new(),
+                timeout: millis_or(check.timeout_ms, DEFAULT_TIMEOUT),
+                follow_redirects: false,
+                expected_status: None,
+                grpc: true,
+            });
+        }
         let scheme = check.scheme.as_deref().unwrap_or(parsed.scheme());
         let mut url = format!("{scheme}://");
         if !parsed.username().is_empty() || parsed.password().is_some() {
@@ -122,6 +147,7 @@ impl ProbeTarget {
             timeout: millis_or(check.timeout_ms, DEFAULT_TIMEOUT),
             follow_redirects: check.follow_redirects,
             expected_status: check.status,
+            grpc: false,
         })
     }
 
@@ -940,8 +966,18 @@ mod tests {
                 timeout: Duration::from_secs(3),
                 follow_redirects: true,
                 expected_status: None,
+                grpc: false,
             }
         );
+        // gRPC: HTTP/2 without TLS to the server's (or the check's) port, the one method.
+        let mut grpc = seed_check();
+        grpc.mode = bridge_plan::HealthCheckMode::Grpc;
+        let t = ProbeTarget::new(&grpc, "https://[::1]/app").unwrap();
+        assert_eq!(t.url, "h2c://[::1]:443/grpc.health.v1.Health/Check");
+        assert!(t.grpc && t.expected_status.is_none());
+        grpc.port = Some(9090);
+        let t = ProbeTarget::new(&grpc, "http://10.0.0.11:8080").unwrap();
+        assert_eq!(t.url, "h2c://10.0.0.11:9090/grpc.health.v1.Health/Check");
         // The server URL's own path and query are replaced; the check's query is kept.
         let mut check = seed_check();
         check.path = "/health/active?verbose=1".into();

@@ -1291,6 +1291,7 @@ pub(crate) mod tests {
             probe_before_traffic: true,
             hold_ms: 0,
             close_tunnels_after_ms: Some(500),
+            mode: Default::default(),
         }
     }
 
