@@ -29,6 +29,30 @@ pub const TUNNEL_GRACE_MS: u64 = 500;
 /// Bound on reading request headers (slowloris); Traefik has no separate knob.
 pub const HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 
+/// Traefik's `transport.keepAliveMax*` and `http2` settings of an entry point, its defaults
+/// filled (HTTP/2: Go's 250 streams and 4096-byte table; `0` streams also means 250 there).
+fn connection_limits(ep: &crate::model::static_config::EntryPoint) -> plan::ConnectionLimits {
+    let t = ep.transport.as_ref();
+    let h2 = ep.http2.as_ref();
+    let positive = |v: Option<i32>, default: u32| {
+        v.and_then(|v| u32::try_from(v).ok())
+            .filter(|&v| v > 0)
+            .unwrap_or(default)
+    };
+    plan::ConnectionLimits {
+        max_requests: t
+            .and_then(|t| t.keep_alive_max_requests)
+            .and_then(|n| u64::try_from(n).ok())
+            .unwrap_or(0),
+        max_time_ms: ms(t.and_then(|t| t.keep_alive_max_time), 0),
+        h2_max_concurrent_streams: positive(h2.and_then(|h| h.max_concurrent_streams), 250),
+        h2_max_decoder_header_table_size: h2
+            .and_then(|h| h.max_decoder_header_table_size)
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(4096),
+    }
+}
+
 fn ms(d: Option<Duration>, default_ms: u64) -> u64 {
     d.map_or(default_ms, |d| {
         u64::try_from(d.nanos.max(0) / 1_000_000).unwrap_or(0)
@@ -748,6 +772,7 @@ impl Resolver<'_> {
                         .and_then(|h| h.max_header_bytes)
                         .and_then(|b| u64::try_from(b).ok())
                         .unwrap_or(1 << 20),
+                    connections: connection_limits(ep),
                     sanitize_path: http
                         .and_then(|h| h.sanitize_path)
                         .unwrap_or(crate::model::static_config::DEFAULT_SANITIZE_PATH),
@@ -815,6 +840,7 @@ impl Resolver<'_> {
                         request_accept_grace_ms: 0,
                     },
                     max_header_bytes: 1 << 20,
+                    connections: connection_limits(&Default::default()),
                     sanitize_path: crate::model::static_config::DEFAULT_SANITIZE_PATH,
                     encoded_characters: plan::EncodedCharacters { denied: Vec::new() },
                     routers: Vec::new(),

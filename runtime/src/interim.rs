@@ -83,9 +83,14 @@ impl Inbox {
         }
     }
 
-    /// The next interim response of the current request, when one has come.
-    pub(crate) fn poll_next(&self, cx: &Context<'_>) -> Poll<Interim> {
-        self.shared.waker.register(cx.waker());
+    /// The next interim response of the current request, when one has come. The task's waker is
+    /// registered once per request (`registered`): a task's waker does not change, and most
+    /// requests never see an interim response, so later polls only read one flag.
+    pub(crate) fn poll_next(&self, cx: &Context<'_>, registered: &mut bool) -> Poll<Interim> {
+        if !*registered {
+            self.shared.waker.register(cx.waker());
+            *registered = true;
+        }
         match self.try_next() {
             Some(i) => Poll::Ready(i),
             None => Poll::Pending,
@@ -202,7 +207,8 @@ mod tests {
             tokio::task::yield_now().await;
             relay.send(interim(103));
         });
-        let got = std::future::poll_fn(|cx| inbox.poll_next(cx)).await;
+        let mut registered = false;
+        let got = std::future::poll_fn(|cx| inbox.poll_next(cx, &mut registered)).await;
         assert_eq!(got.status, StatusCode::EARLY_HINTS);
         sender.await.ok();
     }

@@ -106,6 +106,8 @@ struct Conn {
     stop: tokio::sync::watch::Receiver<()>,
     handshake_timeout: Duration,
     limits: crate::http1::server::Limits,
+    /// HTTP/2: most concurrent streams, and the HPACK decoder table size.
+    h2: (u32, u32),
     /// The entry point's name, for the open-connections gauge.
     name: Arc<str>,
 }
@@ -265,18 +267,28 @@ impl Conn {
             watcher,
             mut stop,
             limits,
+            h2,
             ..
         } = self;
         // Plain keep-alive requests are served by the own loop; the rest of the connection goes
         // to hyper at the first request the loop does not take (see `crate::http1::server`).
+        let mut keep_alive =
+            crate::http1::server::KeepAlive::new(limits.max_requests, limits.max_age);
         let answered = {
             let inbox = crate::interim::Inbox::new();
             let (current, ep, peer, relays) = (&current, &ep, &peer, &inbox);
-            crate::http1::server::serve(io, limits, &mut stop, &inbox, move |req| {
-                let mut peer = peer.clone();
-                peer.interims = Some(relays.relay());
-                current.load_full().handle(*ep, peer, tls, req)
-            })
+            crate::http1::server::serve(
+                io,
+                limits,
+                &mut stop,
+                &inbox,
+                &mut keep_alive,
+                move |req| {
+                    let mut peer = peer.clone();
+                    peer.interims = Some(relays.relay());
+                    current.load_full().handle(*ep, peer, tls, req)
+                },
+            )
             .await
         };
         let io = match answered {
@@ -289,6 +301,9 @@ impl Conn {
             let limits = crate::http2::server::Limits {
                 handshake: limits.header_read,
                 max_header_list: u32::try_from(limits.max_header).unwrap_or(u32::MAX),
+                max_concurrent_streams: h2.0,
+                header_table_size: h2.1,
+                keep_alive,
             };
             drop(watcher);
             return Box::pin(crate::http2::server::serve(
@@ -304,12 +319,19 @@ impl Conn {
             .await;
         }
         drop(stop);
-        Box::pin(hand_over(io, current, ep, peer, tls, builder, watcher)).await;
+        Box::pin(hand_over(
+            io, current, ep, peer, tls, builder, watcher, keep_alive,
+        ))
+        .await;
     }
 }
 
 /// The rest of a connection the own loop handed over, served by hyper (HTTP/1.1 with bodies or
 /// upgrades, HTTP/2, h2c).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one connection, taken apart by Conn::serve once"
+)]
 async fn hand_over<I>(
     io: I,
     current: Arc<arc_swap::ArcSwap<Runtime>>,
@@ -318,17 +340,30 @@ async fn hand_over<I>(
     tls: bool,
     builder: hyper_util::server::conn::auto::Builder<TokioExecutor>,
     watcher: hyper_util::server::graceful::Watcher,
+    keep_alive: crate::http1::server::KeepAlive,
 ) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     {
+        // The count goes on from the own loop's; hyper closes after an answer that says so.
+        let keep_alive = std::sync::Mutex::new(keep_alive);
         let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
             // Each request sees the plan current when it arrived (SIGHUP swaps it atomically).
             let rt = current.load_full();
+            let last = keep_alive.lock().is_ok_and(|mut k| k.last());
             // Boxed: hyper keeps the future in its dispatcher, and moving the unboxed state
             // machine (kilobytes) there on every request showed as memcpy in profiles.
             let fut = rt.handle(ep, peer.clone(), tls, req.map(RequestBody::Hyper));
-            async move { Ok::<_, Infallible>(fut.await) }
+            async move {
+                let mut resp = fut.await;
+                if last {
+                    resp.headers_mut().insert(
+                        http::header::CONNECTION,
+                        http::HeaderValue::from_static("close"),
+                    );
+                }
+                Ok::<_, Infallible>(resp)
+            }
         });
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
         if let Err(e) = watcher.watch(conn.into_owned()).await {
@@ -394,11 +429,27 @@ pub(crate) async fn serve_entrypoint(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     // Connections in the own HTTP/1.1 loop hold a receiver; all gone = all drained.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
+    let conns = rt
+        .plan()
+        .entrypoints
+        .get(&*ep)
+        .map(|e| e.connections.clone());
     let limits = crate::http1::server::Limits {
         header_read,
         max_header: max_header.max(8192),
         read_body,
+        max_requests: conns.as_ref().map_or(0, |c| c.max_requests),
+        max_age: conns
+            .as_ref()
+            .filter(|c| c.max_time_ms > 0)
+            .map(|c| Duration::from_millis(c.max_time_ms)),
     };
+    let h2 = conns.as_ref().map_or((250, 4096), |c| {
+        (
+            c.h2_max_concurrent_streams,
+            c.h2_max_decoder_header_table_size,
+        )
+    });
     // Set while accepting is paused for lack of descriptors: logged once per episode.
     let mut starved = false;
     // After SIGTERM, Traefik's `requestAcceptGraceTimeout`: new connections are still accepted
@@ -462,6 +513,7 @@ pub(crate) async fn serve_entrypoint(
                     stop: stop_rx.clone(),
                     handshake_timeout: header_read,
                     limits,
+                    h2,
                 };
                 match proxy_header {
                     None => tokio::spawn(conn.sniffed(stream, tls)),
@@ -543,10 +595,13 @@ mod size_probe {
                 watcher: graceful.watcher(),
                 stop: rx,
                 handshake_timeout: Duration::from_secs(1),
+                h2: (250, 4096),
                 limits: crate::http1::server::Limits {
                     header_read: Duration::from_secs(1),
                     max_header: 8192,
                     read_body: None,
+                    max_requests: 0,
+                    max_age: None,
                 },
                 name: Arc::from("web"),
             };

@@ -222,6 +222,9 @@ pub struct EntryPoint {
     pub timeouts: Timeouts,
     /// Largest request header section accepted, in bytes.
     pub max_header_bytes: u64,
+    /// Connection limits: Traefik's `transport.keepAliveMaxRequests`/`keepAliveMaxTime` and
+    /// `http2` settings.
+    pub connections: ConnectionLimits,
     /// Dot segments and duplicate slashes are removed from request paths before routing
     /// (Traefik's `http.sanitizePath`, default true).
     pub sanitize_path: bool,
@@ -266,6 +269,23 @@ pub struct ForwardedHeaders {
     pub insecure: bool,
     /// Peers (CIDRs) whose headers are trusted; others' are replaced.
     pub trusted_ips: Vec<String>,
+}
+
+/// How long client connections live and how much they may carry at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionLimits {
+    /// The answer to a connection's request number this many carries `Connection: close` (HTTP/2:
+    /// a GOAWAY after its stream); `0`: no limit.
+    pub max_requests: u64,
+    /// The first answer once a connection is this old carries `Connection: close` (HTTP/2: a
+    /// GOAWAY); `0`: no limit.
+    pub max_time_ms: u64,
+    /// HTTP/2 streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
+    pub h2_max_concurrent_streams: u32,
+    /// HPACK table size for decoding a client's header blocks (SETTINGS_HEADER_TABLE_SIZE).
+    pub h2_max_decoder_header_table_size: u32,
 }
 
 /// Entry point timeouts, in milliseconds; `0` means no timeout.
@@ -2617,6 +2637,12 @@ impl Plan {
                 request_accept_grace_ms: 0,
             },
             max_header_bytes: 1_048_576,
+            connections: ConnectionLimits {
+                max_requests: 0,
+                max_time_ms: 0,
+                h2_max_concurrent_streams: 250,
+                h2_max_decoder_header_table_size: 4096,
+            },
             sanitize_path: true,
             encoded_characters: EncodedCharacters { denied: vec![] },
             routers: vec![],

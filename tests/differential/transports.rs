@@ -5,7 +5,7 @@
 
 use bridge_tests::backends::{Reply, backend};
 use bridge_tests::tls::TestCa;
-use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
+use bridge_tests::traefik::{Probe, agree, oracle, parse_answer, serve_twice, serve_twice_with};
 
 #[test]
 fn servers_transport_tls_versions_and_cipher_suites_as_traefik_uses_them() {
@@ -167,5 +167,85 @@ fn peer_cert_uri_is_checked_as_traefik_checks_it() {
                 assert_eq!(theirs.status, 500, "{name}: Traefik");
             }
         }
+    }
+}
+
+/// The answers on one connection to `count` GETs sent one after the other: for each, whether it
+/// said `Connection: close`; stops when the proxy closes the connection.
+fn closes_after(addr: std::net::SocketAddr, count: usize) -> Vec<bool> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok();
+    let mut out = Vec::new();
+    for _ in 0..count {
+        if s.write_all(b"GET /k HTTP/1.1\r\nHost: test.local\r\n\r\n")
+            .is_err()
+        {
+            break;
+        }
+        let mut raw = Vec::new();
+        let mut piece = [0u8; 4096];
+        // One small answer with a length: read until its body is in.
+        let done = loop {
+            match s.read(&mut piece) {
+                Ok(0) | Err(_) => break false,
+                Ok(n) => raw.extend_from_slice(&piece[..n]),
+            }
+            if let Some(a) = parse_answer(&raw, false)
+                && a.text() == "k"
+            {
+                break true;
+            }
+        };
+        if !done {
+            break;
+        }
+        let text = String::from_utf8_lossy(&raw).to_ascii_lowercase();
+        out.push(text.contains("\r\nconnection: close\r\n"));
+    }
+    out
+}
+
+/// The value of setting `id` in the first SETTINGS frame a server sends after the client preface
+/// (prior knowledge).
+fn h2_setting(addr: std::net::SocketAddr, id: u16) -> Option<u32> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok();
+    // The preface, then an empty SETTINGS frame.
+    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .ok()?;
+    let mut head = [0u8; 9];
+    s.read_exact(&mut head).ok()?;
+    let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+    if head[3] != 0x4 {
+        return None;
+    }
+    let mut payload = vec![0u8; len];
+    s.read_exact(&mut payload).ok()?;
+    payload.chunks_exact(6).find_map(|p| {
+        (u16::from_be_bytes([p[0], p[1]]) == id)
+            .then(|| u32::from_be_bytes([p[2], p[3], p[4], p[5]]))
+    })
+}
+
+#[test]
+fn keep_alive_limits_and_http2_streams_are_as_in_traefik() {
+    let oracle = oracle("keep_alive_limits_and_http2_streams_are_as_in_traefik");
+    let app = backend("app").answer(|_| Reply::ok("k")).start();
+    let dir = tempfile::tempdir().unwrap();
+    let dynamic = format!(
+        "http:\n  routers:\n    k:\n      rule: \"PathPrefix(`/k`)\"\n      entryPoints: [web]\n      service: app\n  services:\n    app:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:{}\"\n",
+        app.port()
+    );
+    let web_extra = "    transport:\n      keepAliveMaxRequests: 3\n    http2:\n      maxConcurrentStreams: 42\n";
+    let twin = serve_twice_with(dir.path(), oracle.as_deref(), &dynamic, &["k"], web_extra);
+    for (who, addr) in twin.targets() {
+        // The third answer says close, and nothing more is answered on that connection.
+        assert_eq!(closes_after(addr, 5), [false, false, true], "{who}");
+        // HTTP/2: the server's first SETTINGS frame carries the stream limit.
+        assert_eq!(h2_setting(addr, 0x3), Some(42), "{who}");
     }
 }

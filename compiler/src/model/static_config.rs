@@ -237,12 +237,10 @@ pub struct EntryPointsTransport {
 
     /// Maximum lifetime of a keep-alive connection (default 0 = unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub keep_alive_max_time: Option<Duration>,
 
     /// Maximum number of requests on one keep-alive connection (default 0 = unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub keep_alive_max_requests: Option<i64>,
 }
 
@@ -470,15 +468,16 @@ pub struct EncodedCharacters {
 pub struct Http2Config {
     /// Concurrent streams a client may open per connection (default 250).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub max_concurrent_streams: Option<i32>,
 
     /// Maximum HPACK header table size when decoding client headers (default 4096).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_decoder_header_table_size: Option<i32>,
 
-    /// Maximum HPACK header table size when encoding response headers (default 4096).
+    /// Maximum HPACK header table size when encoding response headers (default 4096). Ignored by
+    /// bridgectl: the table follows the client's own setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub max_encoder_header_table_size: Option<i32>,
 }
 

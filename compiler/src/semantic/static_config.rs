@@ -148,6 +148,31 @@ impl Ctx<'_> {
                     );
                 }
             }
+            // Traefik refuses to start with a negative HTTP/2 setting.
+            if let Some(h2) = &ep.http2 {
+                for (key, v) in [
+                    ("maxConcurrentStreams", h2.max_concurrent_streams),
+                    (
+                        "maxDecoderHeaderTableSize",
+                        h2.max_decoder_header_table_size,
+                    ),
+                    (
+                        "maxEncoderHeaderTableSize",
+                        h2.max_encoder_header_table_size,
+                    ),
+                ] {
+                    if v.is_some_and(|v| v < 0) {
+                        let p = format!("{base}/http2/{key}");
+                        let span = self.static_span(&p);
+                        self.err(
+                            Code::InvalidValue,
+                            format!("`http2.{key}` must be 0 or more (Traefik refuses to start)"),
+                            span,
+                            p,
+                        );
+                    }
+                }
+            }
             if let Some(pp) = &ep.proxy_protocol
                 && !pp.insecure.unwrap_or(false)
                 && pp.trusted_ips.as_ref().is_none_or(Vec::is_empty)

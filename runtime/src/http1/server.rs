@@ -111,6 +111,46 @@ pub(crate) struct Limits {
     /// The entry point's `readTimeout`, from the end of a request head: what is left of a body
     /// the answer did not read is read and dropped until then at most.
     pub read_body: Option<Duration>,
+    /// `keepAliveMaxRequests` (`0`: none) and `keepAliveMaxTime` of the entry point.
+    pub max_requests: u64,
+    pub max_age: Option<Duration>,
+}
+
+/// Traefik's `keepAliveMaxRequests` and `keepAliveMaxTime` for one connection, across the own
+/// loop, hyper and the HTTP/2 server: the answer to the request that reaches either limit says
+/// `Connection: close` (HTTP/2: a GOAWAY follows its stream).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeepAlive {
+    served: u64,
+    started: tokio::time::Instant,
+    max_requests: u64,
+    max_age: Option<Duration>,
+}
+
+impl KeepAlive {
+    /// A connection accepted now; `0` requests and no age mean no limit.
+    pub(crate) fn new(max_requests: u64, max_age: Option<Duration>) -> Self {
+        Self {
+            served: 0,
+            started: tokio::time::Instant::now(),
+            max_requests,
+            max_age,
+        }
+    }
+
+    /// Counts a request; true when the connection must close after its answer.
+    pub(crate) fn last(&mut self) -> bool {
+        self.served += 1;
+        (self.max_requests > 0 && self.served >= self.max_requests)
+            || self
+                .max_age
+                .is_some_and(|age| self.started.elapsed() >= age)
+    }
+
+    /// When the connection reaches its age limit, if it has one.
+    pub(crate) fn deadline(&self) -> Option<tokio::time::Instant> {
+        self.max_age.map(|age| self.started + age)
+    }
 }
 
 /// How the loop ended.
@@ -130,6 +170,7 @@ pub(crate) async fn serve<I, A, F>(
     limits: Limits,
     stop: &mut tokio::sync::watch::Receiver<()>,
     inbox: &crate::interim::Inbox,
+    keep_alive: &mut KeepAlive,
     mut answer: A,
 ) -> Outcome<I>
 where
@@ -194,7 +235,9 @@ where
             }
         };
         let head_request = req.method() == Method::HEAD;
-        let head_at = tokio::time::Instant::now();
+        let close = close || keep_alive.last();
+        // Only a body's drain needs the time (a clock read per request otherwise).
+        let head_at = body.as_ref().map(|_| tokio::time::Instant::now());
         out.clear();
         // Interim responses still to be written are left in `out`, ahead of the head.
         let answering = answer(req);
@@ -214,7 +257,9 @@ where
             // the next request starts where this body ends; else the connection closes.
             let mut until = tokio::time::Instant::now() + limits.header_read;
             if let Some(read) = limits.read_body {
-                until = until.min(head_at + read);
+                if let Some(at) = head_at {
+                    until = until.min(at + read);
+                }
             }
             keep = keep
                 && (body.is_done()
@@ -264,13 +309,14 @@ where
 {
     let mut answer = std::pin::pin!(answer);
     let mut continued = false;
+    let mut registered = false;
     loop {
         // The answer first: one that is ready at once (most are) looks at nothing else.
         let next = std::future::poll_fn(|cx| {
             if let Poll::Ready(resp) = answer.as_mut().poll(cx) {
                 return Poll::Ready(Answering::Done(resp));
             }
-            if let Poll::Ready(interim) = inbox.poll_next(cx) {
+            if let Poll::Ready(interim) = inbox.poll_next(cx, &mut registered) {
                 return Poll::Ready(Answering::Interim(interim));
             }
             match body.as_deref_mut() {
@@ -881,6 +927,8 @@ mod tests {
             header_read: Duration::from_secs(5),
             max_header: 8192,
             read_body: None,
+            max_requests: 0,
+            max_age: None,
         }
     }
 
@@ -927,6 +975,7 @@ mod tests {
                 limits(),
                 &mut stop,
                 &inbox,
+                &mut KeepAlive::new(0, None),
                 move |req: Request<RequestBody>| {
                     let mut resp = Response::new(body());
                     resp.headers_mut().insert(
@@ -1016,6 +1065,7 @@ mod tests {
                 limits(),
                 &mut stop,
                 &inbox,
+                &mut KeepAlive::new(0, None),
                 |req: Request<RequestBody>| {
                     let method = req.method().clone();
                     async move {
@@ -1072,6 +1122,19 @@ mod tests {
         assert!(read.is_unique(), "the read buffer is still held");
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn keep_alive_limits_close_after_the_last_request_or_the_age() {
+        let mut by_count = KeepAlive::new(2, None);
+        assert!(!by_count.last());
+        assert!(by_count.last());
+        let mut none = KeepAlive::new(0, None);
+        assert!((0..1000).all(|_| !none.last()));
+        let mut by_age = KeepAlive::new(0, Some(Duration::from_secs(5)));
+        assert!(!by_age.last());
+        tokio::time::advance(Duration::from_secs(5)).await;
+        assert!(by_age.last());
+    }
+
     #[tokio::test]
     async fn bodies_are_read_by_the_loop_and_keep_the_connection() {
         let (mut c, _task) = start_echo();
@@ -1118,6 +1181,7 @@ mod tests {
                 limits(),
                 &mut stop,
                 &inbox,
+                &mut KeepAlive::new(0, None),
                 |_req: Request<RequestBody>| {
                     // Refused without looking at the body (an auth failure, say).
                     async { Response::new(full("no")) }

@@ -29,7 +29,6 @@ const CONN_WINDOW: u32 = 1024 * 1024;
 const STREAM_WINDOW: u32 = 1024 * 1024;
 const MAX_FRAME: u32 = 16 * 1024;
 const MAX_SEND_BUFFER: usize = 400 * 1024;
-const MAX_CONCURRENT_STREAMS: u32 = 200;
 /// Streams a client may make the server reset before the connection is closed (the "rapid
 /// reset" and "made you reset" floods).
 const MAX_LOCAL_ERROR_RESETS: usize = 1024;
@@ -41,6 +40,12 @@ pub(crate) struct Limits {
     pub handshake: Duration,
     /// Largest header list a request may carry (SETTINGS_MAX_HEADER_LIST_SIZE).
     pub max_header_list: u32,
+    /// Streams a client may have open at once (`http2.maxConcurrentStreams`).
+    pub max_concurrent_streams: u32,
+    /// HPACK table for decoding the client's header blocks (`http2.maxDecoderHeaderTableSize`).
+    pub header_table_size: u32,
+    /// `keepAliveMaxRequests`/`keepAliveMaxTime`: a GOAWAY once either is reached.
+    pub keep_alive: crate::http1::server::KeepAlive,
 }
 
 /// Serves HTTP/2 on `io` until the connection ends; `stop` changing means shut down: GOAWAY,
@@ -64,7 +69,10 @@ pub(crate) async fn serve<I, A, F>(
         .max_header_list_size(limits.max_header_list)
         .max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
         .max_send_buffer_size(MAX_SEND_BUFFER)
-        .max_concurrent_streams(MAX_CONCURRENT_STREAMS);
+        .max_concurrent_streams(limits.max_concurrent_streams)
+        .header_table_size(limits.header_table_size);
+    let mut keep_alive = limits.keep_alive;
+    let old = keep_alive.deadline();
     let mut conn =
         match tokio::time::timeout(limits.handshake, builder.handshake::<_, Bytes>(io)).await {
             Ok(Ok(conn)) => conn,
@@ -78,10 +86,22 @@ pub(crate) async fn serve<I, A, F>(
             }
         };
     let mut closing = false;
+    let aged = async {
+        match old {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(aged);
     loop {
         tokio::select! {
             accepted = conn.accept() => match accepted {
                 Some(Ok((req, mut respond))) => {
+                    if keep_alive.last() && !closing {
+                        // Traefik's keep-alive limits: this stream is served, then GOAWAY.
+                        closing = true;
+                        conn.graceful_shutdown();
+                    }
                     let (mut parts, recv) = req.into_parts();
                     // As Traefik over HTTP/2: `100 Continue` at once, and the expectation is
                     // not passed on (the body is forwarded as it comes).
@@ -111,6 +131,10 @@ pub(crate) async fn serve<I, A, F>(
                 closing = true;
                 conn.graceful_shutdown();
             }
+            () = &mut aged, if !closing => {
+                closing = true;
+                conn.graceful_shutdown();
+            }
         }
     }
 }
@@ -122,8 +146,9 @@ where
     F: Future<Output = Response<crate::body::Body>>,
 {
     let mut answer = std::pin::pin!(answer);
+    let mut registered = false;
     let resp = loop {
-        match first(answer.as_mut(), &inbox, &mut respond).await {
+        match first(answer.as_mut(), &inbox, &mut registered, &mut respond).await {
             Some(Ok(resp)) => break resp,
             Some(Err(interim)) => {
                 if !informational(&mut respond, interim) {
@@ -186,6 +211,7 @@ fn informational(
 async fn first<F>(
     mut answer: Pin<&mut F>,
     inbox: &crate::interim::Inbox,
+    registered: &mut bool,
     respond: &mut SendResponse<Bytes>,
 ) -> Option<Result<Response<crate::body::Body>, crate::http1::client::Interim>>
 where
@@ -195,7 +221,7 @@ where
         if let Poll::Ready(resp) = answer.as_mut().poll(cx) {
             return Poll::Ready(Some(Ok(resp)));
         }
-        if let Poll::Ready(interim) = inbox.poll_next(cx) {
+        if let Poll::Ready(interim) = inbox.poll_next(cx, registered) {
             return Poll::Ready(Some(Err(interim)));
         }
         match respond.poll_reset(cx) {
