@@ -86,6 +86,7 @@ impl Inbox {
     /// The next interim response of the current request, when one has come. The task's waker is
     /// registered once per request (`registered`): a task's waker does not change, and most
     /// requests never see an interim response, so later polls only read one flag.
+    #[inline]
     pub(crate) fn poll_next(&self, cx: &Context<'_>, registered: &mut bool) -> Poll<Interim> {
         if !*registered {
             self.shared.waker.register(cx.waker());
@@ -98,10 +99,18 @@ impl Inbox {
     }
 
     /// The next interim response of the current request, if one is queued.
+    #[inline]
     pub(crate) fn try_next(&self) -> Option<Interim> {
+        // Inlined: almost every request finds nothing, and this is one load then.
         if !self.shared.ready.load(Ordering::Acquire) {
             return None;
         }
+        self.take_queued()
+    }
+
+    /// The queued interim response of the current request (the rare path of `try_next`).
+    #[cold]
+    fn take_queued(&self) -> Option<Interim> {
         let mut queue = self.shared.queue.lock().ok()?;
         let current = self.shared.current.load(Ordering::Acquire);
         let next = loop {

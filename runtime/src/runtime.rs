@@ -194,6 +194,7 @@ impl ServerTarget {
     /// The request target this server gets for the request's `path_and_query`: as it is, or
     /// after the server URL's path, joined with one slash (Go's `singleJoiningSlash`, which
     /// Traefik's `preservePath` uses on the escaped paths).
+    #[inline]
     pub(crate) fn target<'a>(&self, path_and_query: &'a str) -> std::borrow::Cow<'a, str> {
         match &self.path_prefix {
             None => std::borrow::Cow::Borrowed(path_and_query),
