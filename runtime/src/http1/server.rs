@@ -256,10 +256,8 @@ where
             // An answer that left the body unread: the rest is read and dropped (bounded), so
             // the next request starts where this body ends; else the connection closes.
             let mut until = tokio::time::Instant::now() + limits.header_read;
-            if let Some(read) = limits.read_body {
-                if let Some(at) = head_at {
-                    until = until.min(at + read);
-                }
+            if let (Some(read), Some(at)) = (limits.read_body, head_at) {
+                until = until.min(at + read);
             }
             keep = keep
                 && (body.is_done()
