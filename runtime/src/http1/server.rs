@@ -353,12 +353,20 @@ where
                 }
             }
         }
-        if io.write_all(out).await.is_err() || io.flush().await.is_err() {
+        // Boxed: rare, and its write state would enlarge (and keep from being inlined) the
+        // loop every request runs.
+        if Box::pin(write_interim(io, out)).await.is_err() {
             inbox.next_request();
             return None;
         }
         out.clear();
     }
+}
+
+/// Writes and flushes the interim response in `out`.
+async fn write_interim<I: AsyncWrite + Unpin>(io: &mut I, out: &[u8]) -> std::io::Result<()> {
+    io.write_all(out).await?;
+    io.flush().await
 }
 
 /// Appends an interim response: status line, its end-to-end fields, the empty line.
@@ -843,6 +851,11 @@ impl<I> Rewind<I> {
     /// The connection under the bytes read before.
     pub(crate) fn inner_mut(&mut self) -> &mut I {
         &mut self.io
+    }
+
+    /// The bytes not read again yet, and the connection.
+    pub(crate) fn into_parts(self) -> (Bytes, I) {
+        (self.pre, self.io)
     }
 }
 

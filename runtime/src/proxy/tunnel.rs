@@ -230,8 +230,12 @@ impl Tunnels {
             let (Ok(c), Ok(u)) = (client.await, upstream.await) else {
                 return;
             };
-            let pump = pump(TokioIo::new(c), TokioIo::new(u));
-            if let Some(reason) = watch_over(pump, follow, shutdown, shutdown_grace).await {
+            // Plain TCP on a side (the common case): the pump works on the socket itself,
+            // without hyper's boxed connection and its adapters in every read and write (less
+            // memory per idle tunnel, fewer instructions per message).
+            let (c, u) = (bare_client(c), bare_server(u));
+            let closed = watch_over(pump(c, u), follow, shutdown, shutdown_grace).await;
+            if let Some(reason) = closed {
                 tracing::info!(
                     service = &*service,
                     server = &*url,
@@ -246,6 +250,88 @@ impl Tunnels {
                     .inc();
             }
         });
+    }
+}
+
+/// One side of a tunnel: the plain socket under hyper's upgraded connection (with the bytes
+/// hyper read past the exchange first), or the upgraded connection itself (TLS, other I/O).
+enum Side {
+    Tcp(crate::http1::server::Rewind<tokio::net::TcpStream>),
+    Other(TokioIo<hyper::upgrade::Upgraded>),
+}
+
+/// The client's side: under hyper, the own loop's `Rewind` over the socket, whose bytes hyper
+/// has read already.
+fn bare_client(upgraded: hyper::upgrade::Upgraded) -> Side {
+    type Client = TokioIo<crate::http1::server::Rewind<tokio::net::TcpStream>>;
+    match upgraded.downcast::<Client>() {
+        Ok(parts) => {
+            let (pre, tcp) = parts.io.into_inner().into_parts();
+            let pre = if pre.is_empty() {
+                parts.read_buf
+            } else {
+                [pre, parts.read_buf].concat().into()
+            };
+            Side::Tcp(crate::http1::server::Rewind::new(pre, tcp))
+        }
+        Err(upgraded) => Side::Other(TokioIo::new(upgraded)),
+    }
+}
+
+/// The server's side: the pool's plain socket under hyper's client connection.
+fn bare_server(upgraded: hyper::upgrade::Upgraded) -> Side {
+    match upgraded.downcast::<TokioIo<tokio::net::TcpStream>>() {
+        Ok(parts) => Side::Tcp(crate::http1::server::Rewind::new(
+            parts.read_buf,
+            parts.io.into_inner(),
+        )),
+        Err(upgraded) => Side::Other(TokioIo::new(upgraded)),
+    }
+}
+
+impl AsyncRead for Side {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Tcp(io) => std::pin::Pin::new(io).poll_read(cx, buf),
+            Self::Other(io) => std::pin::Pin::new(io).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Side {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Self::Tcp(io) => std::pin::Pin::new(io).poll_write(cx, buf),
+            Self::Other(io) => std::pin::Pin::new(io).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Tcp(io) => std::pin::Pin::new(io).poll_flush(cx),
+            Self::Other(io) => std::pin::Pin::new(io).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Tcp(io) => std::pin::Pin::new(io).poll_shutdown(cx),
+            Self::Other(io) => std::pin::Pin::new(io).poll_shutdown(cx),
+        }
     }
 }
 
