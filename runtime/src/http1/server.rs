@@ -840,6 +840,9 @@ pub(crate) struct Rewind<I> {
 impl<I> Rewind<I> {
     /// `io`, with `pre` read from it already.
     pub(crate) fn new(pre: Bytes, io: I) -> Self {
+        // An empty view may still hold a whole read buffer (hyper's, for an upgraded
+        // connection): it is let go at once.
+        let pre = if pre.is_empty() { Bytes::new() } else { pre };
         Self { pre, io }
     }
 
@@ -1131,6 +1134,16 @@ mod tests {
         let _ = rewind.read(&mut rest).await.unwrap();
         // Held by a tunnel for hours otherwise (issue 16's memory per idle tunnel).
         assert!(read.is_unique(), "the read buffer is still held");
+        // Nothing left to read again: the buffer behind an empty view is not kept either.
+        let mut buffer = BytesMut::with_capacity(8192);
+        buffer.extend_from_slice(b"x");
+        let mut all = buffer.freeze();
+        let empty = all.split_off(1);
+        let (_client, server) = tokio::io::duplex(64);
+        let kept = Rewind::new(empty, server);
+        drop(kept.prefix());
+        assert!(all.is_unique(), "an empty prefix keeps the read buffer");
+        drop(kept);
     }
 
     #[tokio::test(start_paused = true)]
