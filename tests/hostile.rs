@@ -1414,39 +1414,6 @@ fn invalid_responses_become_502() {
     );
 }
 
-/// The response lines curl shows for one request (`< http/2 103`, `< link: …`; status lines,
-/// `link` and the hop-by-hop fields the test's server sends, lower-cased), each with the time
-/// it appeared after the start.
-fn curl_heads(url: &str, host: &str, extra: &[&str]) -> Vec<(Duration, String)> {
-    use std::io::BufRead as _;
-    let start = Instant::now();
-    let mut child = Command::new("curl")
-        .args(["-sv", "--max-time", "10", "-o", "/dev/null", "-H"])
-        .arg(format!("Host: {host}"))
-        .args(extra)
-        .arg(url)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("curl runs");
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = Vec::new();
-    for line in std::io::BufReader::new(stderr).lines() {
-        let Ok(line) = line else { break };
-        let Some(line) = line.strip_prefix("< ") else {
-            continue;
-        };
-        let line = line.trim_end().to_ascii_lowercase();
-        if ["http/", "link:", "x-hop", "connection:"]
-            .iter()
-            .any(|p| line.starts_with(p))
-        {
-            lines.push((start.elapsed(), line));
-        }
-    }
-    let _ = child.wait();
-    lines
-}
-
 #[test]
 fn interim_responses_are_forwarded_as_they_arrive() {
     // RFC 9110 §15.2: a proxy MUST forward the 1xx responses it did not ask for. Forwarded as
@@ -1478,7 +1445,7 @@ fn interim_responses_are_forwarded_as_they_arrive() {
             vec!["--http2-prior-knowledge", "--data-binary", "abc"],
         ),
     ] {
-        let heads = curl_heads(&url, "c0", &extra);
+        let heads = bridge_tests::curl_heads(&url, "c0", &extra);
         sent += 1;
         let lines: Vec<&str> = heads.iter().map(|(_, l)| l.as_str()).collect();
         let status = |code: &str| {
@@ -1523,7 +1490,7 @@ fn interim_responses_are_forwarded_as_they_arrive() {
     ] {
         let mut args = extra.clone();
         args.extend(["-H", "Expect: 100-continue", "--data-binary", "abc"]);
-        let heads = curl_heads(&url, "c0", &args);
+        let heads = bridge_tests::curl_heads(&url, "c0", &args);
         sent += 1;
         let lines: Vec<&str> = heads.iter().map(|(_, l)| l.as_str()).collect();
         let continued = if version == "http/2" {

@@ -6,10 +6,10 @@
 //! and a server's 100 Continue is what a client that sent `Expect: 100-continue` waits for
 //! before it sends the body the server is waiting for. So the connection a request came in on
 //! holds an [`Inbox`] and the request carries its [`Relay`] (in [`crate::proxy::Peer`]); the
-//! upstream side — the own codec's response loop ([`crate::http1::pool`]) or hyper's callback
-//! ([`Sink`]) — puts each interim response in the relay, and the server writes it at once (the
-//! own HTTP/1.1 loop, [`crate::http1::server`]) or sends it as an interim HEADERS frame
-//! ([`crate::http2::server`]).
+//! upstream side — the own codec's response loop ([`crate::http1::pool`]), the own HTTP/2 client
+//! ([`crate::http2::client`]) or hyper's callback ([`Sink`]) — puts each interim response in the
+//! relay, and the server writes it at once (the own HTTP/1.1 loop, [`crate::http1::server`]) or
+//! sends it as an interim HEADERS frame ([`crate::http2::server`]).
 //!
 //! One relay serves the requests of an HTTP/1.1 connection one after the other: an exchange
 //! abandoned by a retry or a timeout may still see a late 1xx, which must not be written ahead of
@@ -135,11 +135,10 @@ impl Inbox {
 }
 
 /// The interim responses hyper's client reports for one request (its HTTP/1.1 connections to
-/// `http://` servers with a body or an upgrade, and to `https://` servers): a callback in
-/// hyper's connection task puts each in the request's relay as it arrives, as the own codec
-/// does. hyper reads any number of them: past [`MAX_INTERIM`] nothing more is relayed and the
-/// exchange is refused when its final answer comes, as the own codec refuses it at once.
-/// hyper's HTTP/2 client does not report them.
+/// `http://` servers with a body or an upgrade, and to `https://` servers over HTTP/1.1): a
+/// callback in hyper's connection task puts each in the request's relay as it arrives, as the
+/// own codecs do. hyper reads any number of them: past [`MAX_INTERIM`] nothing more is relayed
+/// and the exchange is refused when its final answer comes, as the own codecs refuse it at once.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Sink(Arc<Mutex<(usize, bool)>>);
 

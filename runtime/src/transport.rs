@@ -5,6 +5,9 @@
 //!   (after `--resolve`), so the request URI can carry what the server should see: for `https` and
 //!   `h2c` the URI authority is the `Host` value (HTTP/2's `:authority`, or the HTTP/1.1 `Host`
 //!   after ALPN picked HTTP/1.1), as Go's transport sends `req.Host`.
+//! - Who speaks: `http://` the own HTTP/1.1 pool ([`crate::http1::pool`]); `h2c://` and HTTP/2
+//!   over TLS the own HTTP/2 client ([`crate::http2::client`], which relays 1xx); HTTP/1.1 over
+//!   TLS hyper-util's client.
 //! - TLS: the aws-lc-rs provider, passed explicitly; ALPN `h2`, `http/1.1` (only `http/1.1` with
 //!   `disableHTTP2`, and always for `Upgrade` requests, which HTTP/2 cannot carry, as Go does); SNI
 //!   and the name checked in the certificate are `serverName`, else the server URL's host.
@@ -65,6 +68,9 @@ pub(crate) enum SendError {
     /// Connecting to an `http://` server or the exchange with it failed.
     #[error(transparent)]
     Pool(#[from] crate::http1::pool::PoolError),
+    /// Connecting to an HTTP/2 server or the exchange with it failed.
+    #[error(transparent)]
+    H2(#[from] crate::http2::client::H2Error),
     /// No response headers within the transport's `responseHeaderTimeout`.
     #[error("no response headers within {0} ms (responseHeaderTimeout)")]
     HeaderTimeout(u128),
@@ -244,10 +250,12 @@ pub(crate) struct ServerClient<B> {
     authority: String,
     /// `http://` servers: the proxy's own HTTP/1.1 pool (see [`crate::http1::pool`]).
     pool: Option<Arc<crate::http1::pool::H1Pool<B>>>,
-    /// `https://` and `h2c://` servers: hyper-util's client (HTTP/2 multiplexing, ALPN).
-    main: Client<Connector, B>,
-    /// HTTP/1.1-only client for `Upgrade` requests to `https` servers.
-    upgrade: Option<Client<Connector, B>>,
+    /// `h2c://` servers, and `https://` ones unless `disableHTTP2`: the proxy's own HTTP/2
+    /// client (see [`crate::http2::client`]).
+    h2: Option<Arc<crate::http2::client::H2Pool>>,
+    /// `https://` servers over HTTP/1.1 (ALPN `http/1.1` only): `Upgrade` requests, servers that
+    /// do not negotiate `h2`, and every request with `disableHTTP2`; hyper-util's client.
+    tls1: Option<Client<Connector, B>>,
     header_timeout: Option<Duration>,
 }
 
@@ -257,8 +265,8 @@ impl<B> Clone for ServerClient<B> {
             scheme: self.scheme,
             authority: self.authority.clone(),
             pool: self.pool.clone(),
-            main: self.main.clone(),
-            upgrade: self.upgrade.clone(),
+            h2: self.h2.clone(),
+            tls1: self.tls1.clone(),
             header_timeout: self.header_timeout,
         }
     }
@@ -274,23 +282,6 @@ where
     /// this server.
     /// Interim responses go to `interims` as they arrive.
     pub(crate) async fn send(
-        &self,
-        mut req: Request<B>,
-        upgrade: bool,
-        interims: Option<&crate::interim::Relay>,
-    ) -> Result<Response<UpstreamBody<B>>, SendError> {
-        let sink = crate::interim::Sink::attach(&mut req, interims);
-        let resp = self.send_owned(req, upgrade, interims).await?;
-        if sink.flooded() {
-            return Err(SendError::Pool(
-                crate::http1::client::H1Error::Invalid("more than 16 interim responses").into(),
-            ));
-        }
-        Ok(resp)
-    }
-
-    /// [`ServerClient::send`] without the interim responses.
-    async fn send_owned(
         &self,
         mut req: Request<B>,
         upgrade: bool,
@@ -317,9 +308,16 @@ where
                 None => pool.send(req, interims).await.map_err(SendError::from),
             };
         }
-        // Boxed: this path's state (hyper-util's request future, its timeout) would otherwise
-        // make every `http://` exchange's future larger.
-        Box::pin(self.send_with_client(req, upgrade)).await
+        // Boxed: this path's state (an HTTP/2 exchange, hyper-util's request future, their
+        // timeout) would otherwise make every `http://` exchange's future larger.
+        let fut = Box::pin(self.send_other(req, upgrade, interims));
+        match self.header_timeout {
+            Some(d) => match tokio::time::timeout(d, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
+            },
+            None => fut.await,
+        }
     }
 
     /// True when [`ServerClient::send_bodiless`] can carry requests (`http://` servers).
@@ -349,11 +347,13 @@ where
         })
     }
 
-    /// `https://` and `h2c://`: through hyper-util's client, which wants absolute URIs.
-    async fn send_with_client(
+    /// `https://` and `h2c://`: HTTP/2 by the own client, HTTP/1.1 over TLS by hyper-util's;
+    /// both want absolute URIs, whose authority is the `Host` value.
+    async fn send_other(
         &self,
         mut req: Request<B>,
         upgrade: bool,
+        interims: Option<&crate::interim::Relay>,
     ) -> Result<Response<UpstreamBody<B>>, SendError> {
         {
             let pq = req
@@ -378,23 +378,33 @@ where
                     .map_err(|_| SendError::NoClient)?,
             };
             *req.uri_mut() = uri;
-            if self.scheme == Scheme::H2c {
-                *req.version_mut() = http::Version::HTTP_2;
+        }
+        if let Some(h2) = &self.h2
+            && !(upgrade && self.tls1.is_some())
+            && !h2.h1_only()
+        {
+            if upgrade {
+                return Err(crate::http2::client::H2Error::Upgrade.into());
+            }
+            match h2.lease().await {
+                Ok(lease) => {
+                    let resp = lease.send(req, interims).await?;
+                    return Ok(resp.map(UpstreamBody::h2));
+                }
+                // The server chose HTTP/1.1: the request goes to the HTTP/1.1 client below.
+                Err(crate::http2::client::H2Error::NotH2) if self.tls1.is_some() => {}
+                Err(e) => return Err(e.into()),
             }
         }
-        let client = match (&self.upgrade, upgrade) {
-            (Some(c), true) => c,
-            _ => &self.main,
-        };
-        let fut = client.request(req);
-        let resp = match self.header_timeout {
-            Some(d) => match tokio::time::timeout(d, fut).await {
-                Ok(r) => r.map_err(SendError::from),
-                Err(_) => Err(SendError::HeaderTimeout(d.as_millis())),
-            },
-            None => fut.await.map_err(SendError::from),
-        };
-        resp.map(|r| r.map(UpstreamBody::unpooled))
+        let client = self.tls1.as_ref().ok_or(SendError::NoClient)?;
+        let sink = crate::interim::Sink::attach(&mut req, interims);
+        let resp = client.request(req).await?;
+        if sink.flooded() {
+            return Err(SendError::Pool(
+                crate::http1::client::H1Error::Invalid("more than 16 interim responses").into(),
+            ));
+        }
+        Ok(resp.map(UpstreamBody::unpooled))
     }
 }
 
@@ -463,53 +473,61 @@ impl ClientFactory {
         } else {
             None
         };
-        let client = |tls: Option<(Arc<ClientConfig>, ServerName<'static>)>, h2_only: bool| {
+        let idle_timeout =
+            (t.idle_conn_timeout_ms > 0).then(|| Duration::from_millis(t.idle_conn_timeout_ms));
+        // HTTP/1.1 over TLS only: HTTP/2 goes through the own client, with Go's HTTP/2 health
+        // check (readIdleTimeout, pingTimeout).
+        let tls1 = |tls: (Arc<ClientConfig>, ServerName<'static>)| {
             let mut b = Client::builder(TokioExecutor::new());
             b.pool_timer(TokioTimer::new())
-                .pool_idle_timeout(
-                    (t.idle_conn_timeout_ms > 0)
-                        .then(|| Duration::from_millis(t.idle_conn_timeout_ms)),
-                )
-                .pool_max_idle_per_host(usize::try_from(t.max_idle_conns_per_host).unwrap_or(0))
-                .http2_only(h2_only);
-            // Go's HTTP/2 health check: a ping after readIdleTimeout without a frame from the
-            // server (hyper counts from the last read, as Go does), also with no request in
-            // flight; an unanswered ping closes the connection after pingTimeout.
-            if t.read_idle_timeout_ms > 0 {
-                // hyper's HTTP/2 pings need its timer (without one it panics at handshake).
-                b.timer(TokioTimer::new())
-                    .http2_keep_alive_interval(Duration::from_millis(t.read_idle_timeout_ms))
-                    .http2_keep_alive_timeout(Duration::from_millis(t.ping_timeout_ms))
-                    .http2_keep_alive_while_idle(true);
-            }
+                .pool_idle_timeout(idle_timeout)
+                .pool_max_idle_per_host(usize::try_from(t.max_idle_conns_per_host).unwrap_or(0));
             b.build(Connector {
                 http: http.clone(),
                 dial: dial.clone(),
-                tls,
+                tls: Some(tls),
                 dial_timeout,
             })
+        };
+        let h2 = |tls: Option<(Arc<ClientConfig>, ServerName<'static>)>| {
+            Arc::new(crate::http2::client::H2Pool::new(
+                crate::http2::client::Dial {
+                    addr: format!("{dial_host}:{port}"),
+                    tls,
+                    timeout: dial_timeout,
+                },
+                crate::http2::client::Timers {
+                    read_idle: (t.read_idle_timeout_ms > 0)
+                        .then(|| Duration::from_millis(t.read_idle_timeout_ms)),
+                    ping_timeout: Duration::from_millis(t.ping_timeout_ms),
+                    idle: idle_timeout,
+                },
+            ))
         };
         let pool = (scheme == Scheme::Http).then(|| {
             crate::http1::pool::H1Pool::new(
                 format!("{dial_host}:{port}"),
                 dial_timeout,
                 usize::try_from(t.max_idle_conns_per_host).unwrap_or(usize::MAX),
-                (t.idle_conn_timeout_ms > 0).then(|| Duration::from_millis(t.idle_conn_timeout_ms)),
+                idle_timeout,
             )
         });
-        let (main, upgrade) = match tls {
-            Some((configs, sni)) => (
-                client(Some((configs.0, sni.clone())), false),
-                Some(client(Some((configs.1, sni)), false)),
+        let (h2, tls1) = match (scheme, tls) {
+            (Scheme::Http, _) => (None, None),
+            (Scheme::H2c, _) => (Some(h2(None)), None),
+            (Scheme::Https, Some((configs, sni))) if !t.disable_http2 => (
+                Some(h2(Some((configs.0, sni.clone())))),
+                Some(tls1((configs.1, sni))),
             ),
-            None => (client(None, scheme == Scheme::H2c), None),
+            (Scheme::Https, Some((configs, sni))) => (None, Some(tls1((configs.1, sni)))),
+            (Scheme::Https, None) => return Err(bad("an https server needs TLS settings")),
         };
         Ok(ServerClient {
             scheme,
             authority,
             pool,
-            main,
-            upgrade,
+            h2,
+            tls1,
             header_timeout: (t.response_header_timeout_ms > 0)
                 .then(|| Duration::from_millis(t.response_header_timeout_ms)),
         })

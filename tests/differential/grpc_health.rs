@@ -1,7 +1,7 @@
 //! `healthCheck.mode: grpc`: servers probed with the gRPC Health Checking Protocol v1 over h2c
 //! turn down and up with the serving status they report, in bridge-runtime as in Traefik.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -12,65 +12,39 @@ use bytes::Bytes;
 /// An h2c server: `grpc.health.v1.Health/Check` answers the serving status in `status` (one
 /// message, then `grpc-status: 0` as a trailer); any other request gets `app`.
 fn health_server(status: Arc<AtomicU8>) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            loop {
-                let Ok((tcp, _)) = listener.accept().await else {
-                    continue;
-                };
-                let status = status.clone();
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(
-                        move |req: hyper::Request<hyper::body::Incoming>| {
-                            let status = status.load(Ordering::SeqCst);
-                            async move {
-                                use http_body_util::BodyExt as _;
-                                let grpc = req.uri().path() == "/grpc.health.v1.Health/Check"
-                                    && req
-                                        .headers()
-                                        .get("content-type")
-                                        .is_some_and(|v| v == "application/grpc");
-                                let _ = req.into_body().collect().await;
-                                let mut trailers = http::HeaderMap::new();
-                                trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
-                                let (ct, body) = if grpc {
-                                    (
-                                        "application/grpc",
-                                        Bytes::from(vec![0, 0, 0, 0, 2, 0x08, status]),
-                                    )
-                                } else {
-                                    trailers.clear();
-                                    ("text/plain", Bytes::from_static(b"app"))
-                                };
-                                let body = http_body_util::Full::new(body)
-                                    .with_trailers(async move { Some(Ok(trailers)) });
-                                Ok::<_, std::convert::Infallible>(
-                                    hyper::Response::builder()
-                                        .header("content-type", ct)
-                                        .body(body)
-                                        .unwrap(),
-                                )
-                            }
-                        },
-                    );
-                    let _ = hyper::server::conn::http2::Builder::new(
-                        hyper_util::rt::TokioExecutor::new(),
+    bridge_tests::serve_h2c(hyper::service::service_fn(
+        move |req: hyper::Request<hyper::body::Incoming>| {
+            let status = status.load(Ordering::SeqCst);
+            async move {
+                use http_body_util::BodyExt as _;
+                let grpc = req.uri().path() == "/grpc.health.v1.Health/Check"
+                    && req
+                        .headers()
+                        .get("content-type")
+                        .is_some_and(|v| v == "application/grpc");
+                let _ = req.into_body().collect().await;
+                let mut trailers = http::HeaderMap::new();
+                trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+                let (ct, body) = if grpc {
+                    (
+                        "application/grpc",
+                        Bytes::from(vec![0, 0, 0, 0, 2, 0x08, status]),
                     )
-                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), svc)
-                    .await;
-                });
+                } else {
+                    trailers.clear();
+                    ("text/plain", Bytes::from_static(b"app"))
+                };
+                let body = http_body_util::Full::new(body)
+                    .with_trailers(async move { Some(Ok(trailers)) });
+                Ok::<_, std::convert::Infallible>(
+                    hyper::Response::builder()
+                        .header("content-type", ct)
+                        .body(body)
+                        .unwrap(),
+                )
             }
-        });
-    });
-    addr
+        },
+    ))
 }
 
 /// Waits (at most 10 s) until `addr` answers `/` with `want`; the last status seen.

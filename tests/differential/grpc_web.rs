@@ -5,7 +5,7 @@
 //! the CORS preflight and fields, and requests that pass untouched.
 
 use std::collections::VecDeque;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -41,77 +41,52 @@ fn message(payload: &[u8]) -> Vec<u8> {
 /// An h2c server: `/missing` is a trailers-only answer (status 5 as fields); anything else one
 /// message saying what arrived (`v= ct= cl= te= body=<hex>`), then trailers.
 fn grpc_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            loop {
-                let Ok((tcp, _)) = listener.accept().await else {
-                    continue;
-                };
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(
-                        |req: hyper::Request<hyper::body::Incoming>| async move {
-                            use http_body_util::BodyExt as _;
-                            let (parts, body) = req.into_parts();
-                            let body = body
-                                .collect()
-                                .await
-                                .map(|b| b.to_bytes())
-                                .unwrap_or_default();
-                            let field = |n: &str| {
-                                parts.headers.get(n).map_or("-".to_owned(), |v| {
-                                    String::from_utf8_lossy(v.as_bytes()).into_owned()
-                                })
-                            };
-                            let mut resp = hyper::Response::builder()
-                                .header("content-type", "application/grpc+proto")
-                                .header("x-h", "1");
-                            if parts.uri.path() == "/missing" {
-                                resp = resp
-                                    .header("grpc-status", "5")
-                                    .header("grpc-message", "not found");
-                                let b = Frames(VecDeque::new());
-                                return Ok::<_, std::convert::Infallible>(resp.body(b).unwrap());
-                            }
-                            let hex: String = body.iter().map(|b| format!("{b:02x}")).collect();
-                            let said = format!(
-                                "v={:?} ct={} cl={} te={} body={hex}",
-                                parts.version,
-                                field("content-type"),
-                                field("content-length"),
-                                field("te"),
-                            );
-                            let mut trailers = http::HeaderMap::new();
-                            trailers.insert("grpc-status", "0".parse().unwrap());
-                            trailers.insert("grpc-message", "OK done".parse().unwrap());
-                            trailers.insert("x-trailer-extra", "e1".parse().unwrap());
-                            let frames = Frames(
-                                [
-                                    Frame::data(Bytes::from(message(said.as_bytes()))),
-                                    Frame::trailers(trailers),
-                                ]
-                                .into(),
-                            );
-                            Ok(resp.body(frames).unwrap())
-                        },
-                    );
-                    let _ = hyper::server::conn::http2::Builder::new(
-                        hyper_util::rt::TokioExecutor::new(),
-                    )
-                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), svc)
-                    .await;
-                });
+    bridge_tests::serve_h2c(hyper::service::service_fn(
+        |req: hyper::Request<hyper::body::Incoming>| async move {
+            use http_body_util::BodyExt as _;
+            let (parts, body) = req.into_parts();
+            let body = body
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let field = |n: &str| {
+                parts.headers.get(n).map_or("-".to_owned(), |v| {
+                    String::from_utf8_lossy(v.as_bytes()).into_owned()
+                })
+            };
+            let mut resp = hyper::Response::builder()
+                .header("content-type", "application/grpc+proto")
+                .header("x-h", "1");
+            if parts.uri.path() == "/missing" {
+                resp = resp
+                    .header("grpc-status", "5")
+                    .header("grpc-message", "not found");
+                let b = Frames(VecDeque::new());
+                return Ok::<_, std::convert::Infallible>(resp.body(b).unwrap());
             }
-        });
-    });
-    addr
+            let hex: String = body.iter().map(|b| format!("{b:02x}")).collect();
+            let said = format!(
+                "v={:?} ct={} cl={} te={} body={hex}",
+                parts.version,
+                field("content-type"),
+                field("content-length"),
+                field("te"),
+            );
+            let mut trailers = http::HeaderMap::new();
+            trailers.insert("grpc-status", "0".parse().unwrap());
+            trailers.insert("grpc-message", "OK done".parse().unwrap());
+            trailers.insert("x-trailer-extra", "e1".parse().unwrap());
+            let frames = Frames(
+                [
+                    Frame::data(Bytes::from(message(said.as_bytes()))),
+                    Frame::trailers(trailers),
+                ]
+                .into(),
+            );
+            Ok(resp.body(frames).unwrap())
+        },
+    ))
 }
 
 fn dynamic(grpc: SocketAddr) -> String {

@@ -105,17 +105,21 @@ fn https_and_h2c_servers_with_servers_transports() {
         .tls(&d.join("backend.crt"), &d.join("backend.key"))
         .answer(answers::version_and_host)
         .start();
+    let tls1 = backend("tls1")
+        .tls_http1_only(&d.join("backend.crt"), &d.join("backend.key"))
+        .answer(answers::version_and_host)
+        .start();
     let h2c = backend("h2c")
         .h2c()
         .answer(answers::version_and_host)
         .start();
     let ca_file = d.join("ca.crt").to_string_lossy().into_owned();
-    let (t, c) = (tls.port(), h2c.port());
+    let (t, t1, c) = (tls.port(), tls1.port(), h2c.port());
     let route = |name: &str| {
         format!("    {name}:\n      rule: \"PathPrefix(`/{name}`)\"\n      service: {name}\n")
     };
     let routers: String = [
-        "verified", "system", "insecure", "sni", "h1", "h2c", "timeout",
+        "verified", "system", "insecure", "sni", "h1", "alpnh1", "h2c", "timeout",
     ]
     .iter()
     .map(|n| route(n))
@@ -143,6 +147,12 @@ fn https_and_h2c_servers_with_servers_transports() {
         ),
         lb("sni", &via("sni"), "", format!("https://127.0.0.1:{t}")),
         lb("h1", &via("h1"), "", format!("https://backend.test:{t}")),
+        lb(
+            "alpnh1",
+            &via("ca"),
+            "",
+            format!("https://backend.test:{t1}"),
+        ),
         lb("h2c", "", check, format!("h2c://127.0.0.1:{c}")),
         lb("timeout", &via("slow"), "", format!("h2c://127.0.0.1:{c}")),
     ]
@@ -189,6 +199,14 @@ fn https_and_h2c_servers_with_servers_transports() {
         get(rt.web, "/h1").1,
         "tls HTTP/1.1 host=scadabridge.local /h1"
     );
+    // A server that chooses http/1.1 by ALPN is spoken to over HTTP/1.1, the first request
+    // included, and remembered as such.
+    for _ in 0..2 {
+        assert_eq!(
+            get(rt.web, "/alpnh1").1,
+            "tls1 HTTP/1.1 host=scadabridge.local /alpnh1"
+        );
+    }
     // h2c: HTTP/2 with prior knowledge, health-checked the same way.
     assert_eq!(
         get(rt.web, "/h2c").1,
@@ -223,6 +241,86 @@ fn https_and_h2c_servers_with_servers_transports() {
         out.contains(&format!("\"h2c://127.0.0.1:{c}\":\"UP\"")),
         "{out}"
     );
+}
+
+/// RFC 9110 §15.2: the 1xx responses of HTTP/2 servers (h2c, and https by ALPN h2) reach the
+/// client as they arrive, over HTTP/1.1 and HTTP/2, with and without a request body.
+#[test]
+fn interim_responses_of_http2_servers_are_forwarded_as_they_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ca = TestCa::new(d);
+    ca.issue(d, "backend", &["backend.test"]);
+    let pause = Duration::from_millis(700);
+    let h2c = bridge_tests::h2server::early_hints(None, pause);
+    let tls = bridge_tests::h2server::early_hints(
+        Some(bridge_tests::tls::server_config(
+            &d.join("backend.crt"),
+            &d.join("backend.key"),
+            &[b"h2"],
+        )),
+        pause,
+    );
+    let ca_file = d.join("ca.crt").to_string_lossy().into_owned();
+    let dynamic = format!(
+        "http:\n  routers:\n    h2c:\n      rule: \"PathPrefix(`/h2c`)\"\n      service: h2c\n    tls:\n      rule: \"PathPrefix(`/tls`)\"\n      service: tls\n  services:\n    h2c:\n      loadBalancer:\n        servers:\n          - url: \"h2c://{h2c}\"\n    tls:\n      loadBalancer:\n        serversTransport: ca\n        servers:\n          - url: \"https://backend.test:{}\"\n  serversTransports:\n    ca:\n      rootCAs: [{ca_file}]\n",
+        tls.port()
+    );
+    let rt = build_and_serve(
+        d,
+        "entryPoints:\n  web:\n    address: \":80\"\napi:\n  insecure: true\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+        &dynamic,
+        &["--resolve", "backend.test=127.0.0.1"],
+    );
+    for server in ["h2c", "tls"] {
+        let url = format!("http://{}/{server}", rt.web);
+        for (case, version, extra) in [
+            ("HTTP/1.1 GET", "http/1.1", vec![]),
+            ("HTTP/1.1 POST", "http/1.1", vec!["--data-binary", "abc"]),
+            ("h2c GET", "http/2", vec!["--http2-prior-knowledge"]),
+            (
+                "h2c POST",
+                "http/2",
+                vec!["--http2-prior-knowledge", "--data-binary", "abc"],
+            ),
+        ] {
+            let heads = bridge_tests::curl_heads(&url, "scadabridge.local", &extra);
+            let lines: Vec<&str> = heads.iter().map(|(_, l)| l.as_str()).collect();
+            let status = |code: &str, reason: &str| {
+                if version == "http/2" {
+                    format!("{version} {code}")
+                } else {
+                    format!("{version} {code} {reason}")
+                }
+            };
+            assert_eq!(
+                lines,
+                [
+                    status("103", "early hints"),
+                    "link: </s.css>; rel=preload".to_owned(),
+                    status("102", "processing"),
+                    status("200", "ok"),
+                ],
+                "{server}, {case}"
+            );
+            assert!(
+                heads[3].0 >= heads[0].0 + pause / 2,
+                "{server}, {case}: the 103 came with the final answer: {heads:?}"
+            );
+        }
+        // The body went through alongside.
+        let out = std::process::Command::new("curl")
+            .args(["-s", "--max-time", "10", "--data-binary", "abcd", "-H"])
+            .arg("Host: scadabridge.local")
+            .arg(&url)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "got 4 bytes",
+            "{server}"
+        );
+    }
 }
 
 #[test]

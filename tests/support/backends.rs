@@ -158,8 +158,9 @@ enum Transport {
     Http1,
     /// hyper, HTTP/1.1 and HTTP/2 with prior knowledge.
     H2c,
-    /// hyper over TLS with this certificate chain and key (PEM files); ALPN h2 and http/1.1.
-    Tls(PathBuf, PathBuf),
+    /// hyper over TLS with this certificate chain and key (PEM files); ALPN h2 and http/1.1,
+    /// or only http/1.1 (`true`).
+    Tls(PathBuf, PathBuf, bool),
     /// [`Transport::Tls`] requiring a client certificate from the CA in the third file.
     MutualTls(PathBuf, PathBuf, PathBuf),
 }
@@ -236,7 +237,13 @@ impl BackendBuilder {
     /// Serves HTTPS with this certificate chain and key (PEM files), ALPN h2 and http/1.1, with
     /// hyper.
     pub fn tls(mut self, cert: &Path, key: &Path) -> Self {
-        self.transport = Transport::Tls(cert.to_path_buf(), key.to_path_buf());
+        self.transport = Transport::Tls(cert.to_path_buf(), key.to_path_buf(), false);
+        self
+    }
+
+    /// [`BackendBuilder::tls`] choosing only `http/1.1` by ALPN, as a server without HTTP/2.
+    pub fn tls_http1_only(mut self, cert: &Path, key: &Path) -> Self {
+        self.transport = Transport::Tls(cert.to_path_buf(), key.to_path_buf(), true);
         self
     }
 
@@ -282,8 +289,13 @@ impl BackendBuilder {
                 std::thread::spawn(move || accept_http1(&listener, &Arc::new(shared)));
             }
             Transport::H2c => serve_hyper(listener, None, shared),
-            Transport::Tls(cert, key) => {
-                let config = crate::tls::server_config(&cert, &key, &[b"h2", b"http/1.1"]);
+            Transport::Tls(cert, key, h1_only) => {
+                let alpn: &[&[u8]] = if h1_only {
+                    &[b"http/1.1"]
+                } else {
+                    &[b"h2", b"http/1.1"]
+                };
+                let config = crate::tls::server_config(&cert, &key, alpn);
                 serve_hyper(listener, Some(config), shared);
             }
             Transport::MutualTls(cert, key, ca) => {

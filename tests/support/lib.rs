@@ -4,6 +4,7 @@
 //!   stable `severity code file:line` lines expectation files list, building a plan;
 //! - [`backends`]: one configurable HTTP backend (health endpoint, crash, WebSocket echo, HTTP/2,
 //!   TLS, recording, custom answers);
+//! - [`h2server`]: a bare HTTP/2 server that sends interim (1xx) responses;
 //! - [`ocsp`]: a CA naming OCSP responders, a responder, a client that shows the staple;
 //! - [`tls`]: a test CA, a client that shows which certificate is served, server configurations;
 //! - [`process`]: the binaries under test, serving processes, signals, exits, kill-on-drop guards;
@@ -16,6 +17,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod backends;
+pub mod h2server;
 pub mod netns;
 pub mod ocsp;
 pub mod pebble;
@@ -92,4 +94,96 @@ pub fn build_plan(dir: &Path, profile: &str, out: &str, extra: &[&str]) -> PathB
         String::from_utf8_lossy(&result.stderr)
     );
     plan
+}
+
+/// The response lines curl shows for one request (`< http/2 103`, `< link: …`; status lines,
+/// `link` and the hop-by-hop fields the test's server sends, lower-cased), each with the time
+/// it appeared after the start.
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helper: a panic is a test failure"
+)]
+pub fn curl_heads(url: &str, host: &str, extra: &[&str]) -> Vec<(std::time::Duration, String)> {
+    use std::io::BufRead as _;
+    let start = std::time::Instant::now();
+    let mut child = std::process::Command::new("curl")
+        .args(["-sv", "--max-time", "10", "-o", "/dev/null", "-H"])
+        .arg(format!("Host: {host}"))
+        .args(extra)
+        .arg(url)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("curl runs");
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(stderr).lines() {
+        let Ok(line) = line else { break };
+        let Some(line) = line.strip_prefix("< ") else {
+            continue;
+        };
+        let line = line.trim_end().to_ascii_lowercase();
+        if ["http/", "link:", "x-hop", "connection:"]
+            .iter()
+            .any(|p| line.starts_with(p))
+        {
+            lines.push((start.elapsed(), line));
+        }
+    }
+    let _ = child.wait();
+    lines
+}
+
+/// Listens on 127.0.0.1 (a free port) and hands each accepted connection to `conn`, in a task
+/// of its own, on a runtime in a background thread; the address to connect to.
+#[allow(clippy::unwrap_used, reason = "test helper: a panic is a test failure")]
+pub fn serve_connections<F, Fut>(conn: F) -> std::net::SocketAddr
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                if let Ok((tcp, _)) = listener.accept().await {
+                    tokio::spawn(conn(tcp));
+                }
+            }
+        });
+    });
+    addr
+}
+
+/// Serves HTTP/2 with prior knowledge (h2c) by hyper on each connection of
+/// [`serve_connections`], answering with `svc`.
+pub fn serve_h2c<S, B>(svc: S) -> std::net::SocketAddr
+where
+    S: hyper::service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = hyper::Response<B>,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    serve_connections(move |tcp| {
+        let svc = svc.clone();
+        async move {
+            let _ = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .serve_connection(hyper_util::rt::TokioIo::new(tcp), svc)
+                .await;
+        }
+    })
 }

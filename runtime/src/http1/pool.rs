@@ -379,7 +379,11 @@ where
                 }
                 return Err(e.into());
             }
+            let sink = crate::interim::Sink::attach(&mut req, interims);
             match tx.try_send_request(req).await {
+                Ok(_) if sink.flooded() => {
+                    return Err(H1Error::Invalid("more than 16 interim responses").into());
+                }
                 Ok(mut resp) => {
                     let upgrading = resp.status() == http::StatusCode::SWITCHING_PROTOCOLS;
                     // hyper frames such a response by its transfer coding and would reuse the
@@ -622,6 +626,8 @@ enum Inner<B> {
     Full(Option<Bytes>),
     /// From the own codec, still streaming.
     Raw(RawBody<B>),
+    /// From an HTTP/2 server (the own client, [`crate::http2::client`]).
+    H2(crate::http2::client::ResponseBody),
 }
 
 /// A response body from a server; with a pooled connection, hands the connection back to its
@@ -637,6 +643,7 @@ impl<B> std::fmt::Debug for UpstreamBody<B> {
             Inner::Hyper { .. } => "unpooled",
             Inner::Full(_) => "complete",
             Inner::Raw(_) => "streaming",
+            Inner::H2(_) => "http2",
         };
         f.debug_struct("UpstreamBody")
             .field("kind", &kind)
@@ -668,6 +675,13 @@ impl<B> UpstreamBody<B> {
                 body: inner,
                 back: None,
             },
+        }
+    }
+
+    /// A body from an HTTP/2 server.
+    pub(crate) fn h2(inner: crate::http2::client::ResponseBody) -> Self {
+        Self {
+            inner: Inner::H2(inner),
         }
     }
 
@@ -704,6 +718,7 @@ impl<B> Body for UpstreamBody<B> {
             }
             Inner::Full(data) => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
             Inner::Raw(raw) => raw.poll_frame(cx),
+            Inner::H2(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
         }
     }
 
@@ -712,6 +727,7 @@ impl<B> Body for UpstreamBody<B> {
             Inner::Hyper { body, .. } => body.is_end_stream(),
             Inner::Full(data) => data.is_none(),
             Inner::Raw(raw) => raw.ready.is_empty() && raw.dec.is_done(),
+            Inner::H2(body) => body.is_end_stream(),
         }
     }
 
@@ -725,6 +741,7 @@ impl<B> Body for UpstreamBody<B> {
                 }
                 None => SizeHint::default(),
             },
+            Inner::H2(body) => body.size_hint(),
         }
     }
 }

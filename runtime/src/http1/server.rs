@@ -51,7 +51,7 @@ pub enum RequestBody {
     /// A body a middleware translates as it streams (`grpcWeb`'s base64 text requests).
     Translated(crate::body::Body),
     /// Streamed by the HTTP/2 server ([`crate::http2::server`]).
-    H2(crate::http2::server::H2Body),
+    H2(crate::http2::stream::H2Body),
     /// Read off the connection by this loop ([`crate::http1::request_body`]).
     Own(crate::http1::request_body::OwnBody),
 }

@@ -10,17 +10,18 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
+use h2::Reason;
 use h2::server::SendResponse;
-use h2::{Reason, RecvStream, SendStream};
-use http::header::{self, HeaderMap, HeaderName};
+use http::header;
 use http::{Request, Response};
-use hyper::body::{Body as _, Frame, SizeHint};
+use hyper::body::Body as _;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::stream::{H2Body, pipe, strip_connection_fields};
 use crate::http1::server::RequestBody;
 
 /// hyper's defaults for its HTTP/2 server, kept: larger windows than the protocol's 64 KiB, which
@@ -115,7 +116,7 @@ pub(crate) async fn serve<I, A, F>(
                         *head.status_mut() = http::StatusCode::CONTINUE;
                         let _ = respond.send_informational(head);
                     }
-                    let body = RequestBody::H2(H2Body::new(recv, &parts.headers));
+                    let body = RequestBody::H2(H2Body::new(recv, &parts.headers, false));
                     let inbox = crate::interim::Inbox::new();
                     let fut = answer(Request::from_parts(parts, body), inbox.relay());
                     tokio::spawn(exchange(fut, inbox, respond));
@@ -167,7 +168,7 @@ where
     }
     drop(inbox);
     let (mut parts, body) = resp.into_parts();
-    strip_connection_fields(&mut parts.headers);
+    strip_connection_fields(&mut parts.headers, false);
     if !parts.headers.contains_key(header::DATE) {
         parts
             .headers
@@ -190,7 +191,7 @@ where
         }
     };
     if !end {
-        pipe(body, tx).await;
+        pipe(body, tx, drop).await;
     }
 }
 
@@ -202,7 +203,7 @@ fn informational(
     let mut head = Response::new(());
     *head.status_mut() = interim.status;
     *head.headers_mut() = interim.headers;
-    strip_connection_fields(head.headers_mut());
+    strip_connection_fields(head.headers_mut(), false);
     respond.send_informational(head).is_ok()
 }
 
@@ -233,173 +234,6 @@ where
         }
     })
     .await
-}
-
-/// Sends `body` on `tx` under the stream's flow control; a body that fails resets the stream
-/// (the client must not take a cut body for a whole one), a client's reset stops reading it.
-async fn pipe(mut body: crate::body::Body, mut tx: SendStream<Bytes>) {
-    loop {
-        let frame = std::future::poll_fn(|cx| {
-            if let Poll::Ready(reason) = tx.poll_reset(cx) {
-                return Poll::Ready(Err(reason));
-            }
-            Pin::new(&mut body).poll_frame(cx).map(Ok)
-        })
-        .await;
-        let frame = match frame {
-            Ok(f) => f,
-            Err(reason) => {
-                tracing::debug!("HTTP/2 stream reset by the client: {reason:?}");
-                return;
-            }
-        };
-        match frame {
-            None => {
-                let _ = tx.send_data(Bytes::new(), true);
-                return;
-            }
-            Some(Err(e)) => {
-                tracing::debug!("HTTP/2 response body failed: {e}");
-                tx.send_reset(Reason::INTERNAL_ERROR);
-                return;
-            }
-            Some(Ok(frame)) => match frame.into_data() {
-                Ok(data) => {
-                    let end = body.is_end_stream();
-                    if !data.is_empty() && !wait_capacity(&mut tx).await {
-                        return;
-                    }
-                    if tx.send_data(data, end).is_err() || end {
-                        return;
-                    }
-                }
-                Err(frame) => {
-                    if let Ok(trailers) = frame.into_trailers() {
-                        let mut trailers = trailers;
-                        strip_connection_fields(&mut trailers);
-                        let _ = tx.send_trailers(trailers);
-                        return;
-                    }
-                }
-            },
-        }
-    }
-}
-
-/// Waits until the stream may send at least one byte (the data goes in whole, h2 queues what
-/// the window does not take yet, within the send buffer); false when the stream is gone.
-async fn wait_capacity(tx: &mut SendStream<Bytes>) -> bool {
-    tx.reserve_capacity(1);
-    std::future::poll_fn(|cx| {
-        loop {
-            if tx.capacity() > 0 {
-                return Poll::Ready(true);
-            }
-            if let Poll::Ready(reason) = tx.poll_reset(cx) {
-                tracing::debug!("HTTP/2 stream reset by the client: {reason:?}");
-                return Poll::Ready(false);
-            }
-            match tx.poll_capacity(cx) {
-                Poll::Ready(Some(Ok(_))) => {}
-                Poll::Ready(Some(Err(_)) | None) => return Poll::Ready(false),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-    })
-    .await
-}
-
-/// Fields that are specific to an HTTP/1.1 connection and must not appear in HTTP/2 (RFC 9113
-/// §8.2.2): h2 refuses a message that carries them, so they are removed, as hyper removed them,
-/// together with the fields `Connection` names.
-fn strip_connection_fields(headers: &mut HeaderMap) {
-    const FIXED: [HeaderName; 5] = [
-        HeaderName::from_static("keep-alive"),
-        HeaderName::from_static("proxy-connection"),
-        header::TRANSFER_ENCODING,
-        header::UPGRADE,
-        header::TE,
-    ];
-    for name in &FIXED {
-        headers.remove(name);
-    }
-    if let Some(named) = headers.remove(header::CONNECTION)
-        && let Ok(named) = named.to_str()
-    {
-        for name in named.split(',') {
-            headers.remove(name.trim());
-        }
-    }
-}
-
-/// A request body received on an HTTP/2 stream: flow-control capacity is given back as the data
-/// is taken, trailers follow the data, and an early RST_STREAM(NO_ERROR) from the client ends the
-/// body without an error (RFC 9113 §8.1).
-#[derive(Debug)]
-pub struct H2Body {
-    recv: RecvStream,
-    data_done: bool,
-    /// The declared length, for the size hint (h2 checks the data against it).
-    length: Option<u64>,
-}
-
-impl H2Body {
-    fn new(recv: RecvStream, headers: &HeaderMap) -> Self {
-        let length = headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| crate::http1::client::parse_decimal(v.as_bytes()));
-        Self {
-            recv,
-            data_done: false,
-            length,
-        }
-    }
-}
-
-impl hyper::body::Body for H2Body {
-    type Data = Bytes;
-    type Error = h2::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, h2::Error>>> {
-        let me = &mut *self;
-        if !me.data_done {
-            match me.recv.poll_data(cx) {
-                Poll::Ready(Some(Ok(data))) => {
-                    let _ = me.recv.flow_control().release_capacity(data.len());
-                    if let Some(left) = me.length.as_mut() {
-                        *left = left.saturating_sub(data.len() as u64);
-                    }
-                    return Poll::Ready(Some(Ok(Frame::data(data))));
-                }
-                Poll::Ready(Some(Err(e))) if e.reason() == Some(Reason::NO_ERROR) => {
-                    return Poll::Ready(None);
-                }
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
-                Poll::Ready(None) => me.data_done = true,
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-        match me.recv.poll_trailers(cx) {
-            Poll::Ready(Ok(Some(trailers))) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
-            Poll::Ready(Ok(None)) => Poll::Ready(None),
-            Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.recv.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self.length {
-            Some(n) => SizeHint::with_exact(n),
-            None => SizeHint::default(),
-        }
-    }
 }
 
 /// True when the bytes a connection starts with are (the start of) HTTP/2's client preface.

@@ -29,6 +29,7 @@ pub(crate) fn classify(e: &SendError) -> (FailureKind, bool) {
             error_chain_has(e, std::io::ErrorKind::TimedOut),
         ),
         SendError::Pool(e) => (e.is_connect(), e.is_timeout()),
+        SendError::H2(e) => (e.is_connect(), e.is_timeout()),
         SendError::HeaderTimeout(_) => return (FailureKind::Timeout, true),
         SendError::NoClient => return (FailureKind::ConnectRefused, false),
     };
