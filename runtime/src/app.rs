@@ -273,8 +273,9 @@ fn start_checks(runtime: &Runtime) -> (HealthChecker, tokio::sync::watch::Sender
 }
 
 /// SIGHUP: load the plan file again and swap it in atomically, keeping the health state of
-/// unchanged servers. An invalid plan, or one that changes entry points (which needs new
-/// listeners), is rejected and the old plan keeps serving.
+/// unchanged servers. An invalid plan, or one that changes entry points or the connection
+/// settings their listeners read when they start (which needs new listeners), is rejected and
+/// the old plan keeps serving.
 async fn reload(
     path: &std::path::Path,
     current: &arc_swap::ArcSwap<Runtime>,
@@ -282,14 +283,30 @@ async fn reload(
 ) -> Result<(HealthChecker, tokio::sync::watch::Sender<bool>), Box<dyn std::error::Error>> {
     let plan = crate::load::load_plan_file(path)?;
     let old = current.load_full();
-    let addresses = |p: &Plan| {
+    // What a listener reads once when it starts (its socket, and the connection settings its
+    // accept loop hands every connection): a change needs a restart, never a silent no-op.
+    let listeners = |p: &Plan| {
         p.entrypoints
             .iter()
-            .map(|(n, e)| (n.clone(), e.address.clone()))
+            .map(|(n, e)| {
+                let t = &e.timeouts;
+                (
+                    n.clone(),
+                    e.address.clone(),
+                    [
+                        t.read_ms,
+                        t.idle_ms,
+                        t.header_read_ms,
+                        t.request_accept_grace_ms,
+                        e.max_header_bytes,
+                    ],
+                    e.connections.clone(),
+                )
+            })
             .collect::<Vec<_>>()
     };
-    if addresses(&plan) != addresses(old.plan()) {
-        return Err("the new plan changes entry points or their addresses; restart bridge-runtime to apply it".into());
+    if listeners(&plan) != listeners(old.plan()) {
+        return Err("the new plan changes entry points, their addresses or their connection settings (readTimeout, idleTimeout, the header read bound, requestAcceptGraceTimeout, maxHeaderBytes, keep-alive and HTTP/2 limits); restart bridge-runtime to apply it".into());
     }
     let hash = plan.hash.clone();
     let next = Arc::new(Runtime::reload(&old, Arc::new(plan), resolve)?);

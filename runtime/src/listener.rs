@@ -389,14 +389,15 @@ pub(crate) async fn serve_entrypoint(
         tracing::error!("entry point {ep} is not in the plan: not serving it");
         return;
     };
-    let accept_grace = rt.plan().entrypoints.get(&*ep).map_or(Duration::ZERO, |e| {
+    // The entry point's settings, read once: they stay for the listener's life (a reload that
+    // changes them restarts it).
+    let entry = rt.plan().entrypoints.get(&*ep);
+    let accept_grace = entry.map_or(Duration::ZERO, |e| {
         Duration::from_millis(e.timeouts.request_accept_grace_ms)
     });
-    let read_body =
-        rt.plan().entrypoints.get(&*ep).and_then(|e| {
-            (e.timeouts.read_ms > 0).then(|| Duration::from_millis(e.timeouts.read_ms))
-        });
-    let (grace, header_read, max_header) = rt.plan().entrypoints.get(&*ep).map_or(
+    let read_body = entry
+        .and_then(|e| (e.timeouts.read_ms > 0).then(|| Duration::from_millis(e.timeouts.read_ms)));
+    let (grace, header_read, max_header) = entry.map_or(
         (Duration::from_secs(10), Duration::from_secs(10), 1 << 20),
         |e| {
             // hyper's one HTTP/1 timer runs from the end of a response (or the accept) to the end
@@ -429,11 +430,7 @@ pub(crate) async fn serve_entrypoint(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     // Connections in the own HTTP/1.1 loop hold a receiver; all gone = all drained.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
-    let conns = rt
-        .plan()
-        .entrypoints
-        .get(&*ep)
-        .map(|e| e.connections.clone());
+    let conns = entry.map(|e| e.connections.clone());
     let limits = crate::http1::server::Limits {
         header_read,
         max_header: max_header.max(8192),
@@ -501,8 +498,10 @@ pub(crate) async fn serve_entrypoint(
                 let _ = stream.set_nodelay(true);
                 // The TLS configuration current at accept time: a reload with a rotated
                 // certificate applies to new connections, established ones keep theirs.
-                let tls = current.load().tls_config(id);
-                let proxy_header = current.load().proxy_header(id, peer.ip());
+                let (tls, proxy_header) = {
+                    let now = current.load();
+                    (now.tls_config(id), now.proxy_header(id, peer.ip()))
+                };
                 let conn = Conn {
                     current: current.clone(),
                     ep: id,

@@ -87,6 +87,34 @@ fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
     }
     // Health state was kept: the active node answers at once, no 503 window.
     assert!(get(rt.web, "/app/x").1.starts_with("a /app/x"));
+    // A plan that changes what the listener read when it started (here idleTimeout) needs a
+    // restart: refused as a whole, the routing change with it, never half applied.
+    let dynamic = std::fs::read_to_string(dir.path().join("dynamic.yml"))
+        .unwrap()
+        .replace("PathPrefix(`/app`)", "PathPrefix(`/`)");
+    std::fs::write(dir.path().join("dynamic.yml"), dynamic).unwrap();
+    let static_text = std::fs::read_to_string(dir.path().join("traefik.yml"))
+        .unwrap()
+        .replace(
+            "    address: \":80\"\n",
+            "    address: \":80\"\n    transport:\n      respondingTimeouts:\n        idleTimeout: 7s\n",
+        );
+    std::fs::write(dir.path().join("traefik.yml"), static_text).unwrap();
+    let out = bridgectl()
+        .args(["build"])
+        .arg(dir.path())
+        .args(["--profile", "dev", "--out"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    hup(&rt);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        get(rt.web, "/ui").0,
+        404,
+        "a listener change was half applied"
+    );
 }
 
 #[test]
