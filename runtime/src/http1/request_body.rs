@@ -193,7 +193,6 @@ impl Reader {
     /// Moves the body along while the request is answered: when the consumer wants more, the
     /// next piece is decoded from `buf`, reading from `io` when `buf` holds none. `Ready` only
     /// when the loop must write `100 Continue` first ([`Reader::continued`] after it).
-    #[inline(never)]
     pub(crate) fn poll_pump<I: AsyncRead + Unpin>(
         &mut self,
         cx: &mut Context<'_>,

@@ -353,9 +353,7 @@ where
                 }
             }
         }
-        // Boxed: rare, and its write state would enlarge (and keep from being inlined) the
-        // loop every request runs.
-        if Box::pin(write_interim(io, out)).await.is_err() {
+        if write_interim(io, out).await.is_err() {
             inbox.next_request();
             return None;
         }
