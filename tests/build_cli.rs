@@ -213,12 +213,12 @@ fn prod_plan_serves_https_redirects_http_and_secures_the_dashboard() {
         serde_json::json!(["h2", "http/1.1"])
     );
     assert_eq!(
-        plan["tls"]["certificates"][0]["cert_file"],
+        plan["tls"]["certificates"][0]["cert"]["file"],
         files.path("bridge.crt")
     );
     assert!(
         !text.contains("BEGIN"),
-        "certificates are referenced by path, never embedded"
+        "certificates given as files are referenced by path, never embedded"
     );
     let redacted = text.replace(&files.dir.path().to_string_lossy().into_owned(), "[CERTS]");
     let redacted = regex_lite_replace_hashes(&redacted);

@@ -561,17 +561,9 @@ impl Resolver<'_> {
                 defaults.response_header_timeout_ms,
             );
             default.idle_conn_timeout_ms = ms(ft.idle_conn_timeout, defaults.idle_conn_timeout_ms);
-            for (i, ca) in t.root_cas.iter().flatten().enumerate() {
-                if ca.contains("-----BEGIN") {
-                    self.error(
-                        None,
-                        format!("/serversTransport/rootCAs/{i}"),
-                        "serversTransport: inline PEM rootCAs are valid Traefik, but a plan references CA files by path; put the PEM in a file".into(),
-                    );
-                } else {
-                    default.root_cas.push(ca.clone());
-                }
-            }
+            default
+                .root_cas
+                .extend(t.root_cas.iter().flatten().map(|ca| plan::Pem::of(ca)));
         }
         out.insert(plan::DEFAULT_SERVERS_TRANSPORT.to_owned(), default);
         let used: BTreeSet<String> = services
@@ -596,10 +588,7 @@ impl Resolver<'_> {
                     c.key_file.clone().unwrap_or_default(),
                 );
                 let p = format!("{base}/certificates/{i}");
-                if cert.contains("-----BEGIN") || key.contains("-----BEGIN") {
-                    let span = self.key_span(fi, &p);
-                    self.error(span, p, "inline PEM certificates are valid Traefik, but a plan references certificate files by path; put the PEM in a file".into());
-                } else if cert.is_empty() || key.is_empty() {
+                if cert.is_empty() || key.is_empty() {
                     let span = self.key_span(fi, &p);
                     self.error(
                         span,
@@ -608,21 +597,17 @@ impl Resolver<'_> {
                     );
                 } else {
                     certificates.push(plan::Certificate {
-                        cert_file: cert,
-                        key_file: key,
+                        cert: plan::Pem::of(&cert),
+                        key: plan::Pem::of(&key),
                     });
                 }
             }
-            let mut root_cas = Vec::new();
-            for (i, ca) in t.root_cas.iter().flatten().enumerate() {
-                if ca.contains("-----BEGIN") {
-                    let p = format!("{base}/rootCAs/{i}");
-                    let span = self.key_span(fi, &p);
-                    self.error(span, p, "inline PEM rootCAs are valid Traefik, but a plan references CA files by path; put the PEM in a file".into());
-                } else {
-                    root_cas.push(ca.clone());
-                }
-            }
+            let root_cas = t
+                .root_cas
+                .iter()
+                .flatten()
+                .map(|ca| plan::Pem::of(ca))
+                .collect();
             out.insert(
                 name,
                 plan::ServersTransport {
@@ -1033,24 +1018,12 @@ impl Resolver<'_> {
             }));
         }
         if let Some(x) = &m.forward_auth {
-            let p = format!("{base}/forwardAuth");
             let tls = x.tls.clone().unwrap_or_default();
             let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
-            let pem = |v: &Option<String>| v.as_deref().is_some_and(|c| c.contains("-----BEGIN"));
-            if pem(&tls.cert) || pem(&tls.key) {
-                let p = format!("{p}/tls");
-                let span = self.key_span(fi, &p);
-                self.error(span, p, "an inline PEM `tls.cert` or `tls.key` is valid Traefik, but a plan references certificate files by path; put the PEM in a file".into());
-            }
             let certificate = (set(&tls.cert) && set(&tls.key)).then(|| plan::Certificate {
-                cert_file: tls.cert.clone().unwrap_or_default(),
-                key_file: tls.key.clone().unwrap_or_default(),
+                cert: plan::Pem::of(tls.cert.as_deref().unwrap_or_default()),
+                key: plan::Pem::of(tls.key.as_deref().unwrap_or_default()),
             });
-            if tls.ca.as_deref().is_some_and(|c| c.contains("-----BEGIN")) {
-                let p = format!("{p}/tls/ca");
-                let span = self.key_span(fi, &p);
-                self.error(span, p, "an inline PEM `tls.ca` is valid Traefik, but a plan references CA files by path; put the PEM in a file".into());
-            }
             let names = |v: &Option<Vec<String>>| -> Vec<String> {
                 v.iter()
                     .flatten()
@@ -1061,7 +1034,11 @@ impl Resolver<'_> {
             return Some(K::ForwardAuth(plan::ForwardAuth {
                 address: x.address.clone().unwrap_or_default(),
                 tls: plan::AuthTls {
-                    ca: tls.ca.clone().filter(|c| !c.is_empty()),
+                    ca: tls
+                        .ca
+                        .as_deref()
+                        .filter(|c| !c.is_empty())
+                        .map(plan::Pem::of),
                     insecure_skip_verify: tls.insecure_skip_verify.unwrap_or(false),
                     certificate,
                 },
@@ -1634,26 +1611,20 @@ impl Resolver<'_> {
 
     // ---- tls, api -------------------------------------------------------------------------------
 
-    fn tls(&mut self) -> plan::Tls {
+    fn tls(&self) -> plan::Tls {
         let mut certificates = Vec::new();
         let mut default_certificate = None;
         let mut options = BTreeMap::new();
-        for (fi, f) in self.loaded.dynamic.iter().enumerate() {
+        for f in &self.loaded.dynamic {
             let Some(t) = &f.model.tls else { continue };
-            for (i, c) in t.certificates.iter().flatten().enumerate() {
+            for c in t.certificates.iter().flatten() {
                 let (cert, key) = (
                     c.cert_file.clone().unwrap_or_default(),
                     c.key_file.clone().unwrap_or_default(),
                 );
-                if cert.contains("-----BEGIN") || key.contains("-----BEGIN") {
-                    let p = format!("/tls/certificates/{i}");
-                    let span = self.key_span(fi, &p);
-                    self.error(span, p, "inline PEM certificates are valid Traefik, but a plan references certificate files by path; put the PEM in a file".into());
-                    continue;
-                }
                 let c = plan::Certificate {
-                    cert_file: cert,
-                    key_file: key,
+                    cert: plan::Pem::of(&cert),
+                    key: plan::Pem::of(&key),
                 };
                 if !certificates.contains(&c) {
                     certificates.push(c);
@@ -1666,8 +1637,8 @@ impl Resolver<'_> {
                 .and_then(|s| s.default_certificate.as_ref())
             {
                 default_certificate = Some(plan::Certificate {
-                    cert_file: dc.cert_file.clone().unwrap_or_default(),
-                    key_file: dc.key_file.clone().unwrap_or_default(),
+                    cert: plan::Pem::of(dc.cert_file.as_deref().unwrap_or_default()),
+                    key: plan::Pem::of(dc.key_file.as_deref().unwrap_or_default()),
                 });
             }
             for (name, o) in t.options.iter().flatten() {
@@ -1690,7 +1661,12 @@ impl Resolver<'_> {
                             .unwrap_or_else(|| vec!["h2".into(), "http/1.1".into()]),
                         sni_strict: o.sni_strict.unwrap_or(false),
                         client_auth: o.client_auth.as_ref().map(|ca| plan::ClientAuth {
-                            ca_files: ca.ca_files.clone().unwrap_or_default(),
+                            cas: ca
+                                .ca_files
+                                .iter()
+                                .flatten()
+                                .map(|f| plan::Pem::of(f))
+                                .collect(),
                             auth_type: ca
                                 .client_auth_type
                                 .as_deref()

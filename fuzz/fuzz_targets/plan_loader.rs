@@ -42,7 +42,7 @@ fn without_files(plan: &Plan) -> Plan {
     plan.tls.default_certificate = None;
     for options in plan.tls.options.values_mut() {
         if let Some(auth) = &mut options.client_auth {
-            auth.ca_files.clear();
+            auth.cas.clear();
         }
     }
     for t in plan.servers_transports.values_mut() {

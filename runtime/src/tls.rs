@@ -41,9 +41,9 @@ pub enum TlsError {
     /// A certificate or key file could not be used.
     #[error("certificate {cert} / key {key}: {why}")]
     Certificate {
-        /// Certificate file as written in the plan.
+        /// Certificate file as written in the plan, or `inline PEM`.
         cert: String,
-        /// Key file as written in the plan.
+        /// Key file as written in the plan, or `inline PEM`.
         key: String,
         /// What is wrong.
         why: String,
@@ -284,16 +284,16 @@ fn client_verifier(
         }
     };
     let mut roots = RootCertStore::empty();
-    for file in &ca.ca_files {
-        let certs = CertificateDer::pem_file_iter(file)
-            .map_err(|e| format!("CA file {file}: {e}"))?
+    for file in &ca.cas {
+        let pem = file.read().map_err(|e| format!("CA {file}: {e}"))?;
+        let certs = CertificateDer::pem_slice_iter(&pem)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("CA file {file}: {e}"))?;
+            .map_err(|e| format!("CA {file}: {e}"))?;
         if certs.is_empty() {
-            return Err(format!("CA file {file} holds no certificate"));
+            return Err(format!("CA {file} holds no certificate"));
         }
         for c in certs {
-            roots.add(c).map_err(|e| format!("CA file {file}: {e}"))?;
+            roots.add(c).map_err(|e| format!("CA {file}: {e}"))?;
         }
     }
     if roots.is_empty() {
@@ -352,7 +352,7 @@ impl SniResolver {
             let (key, names) = load_certificate(c, provider)?;
             let served = Served::new(key);
             if let Some(b) = staples.as_deref_mut() {
-                b.add(&served, &c.cert_file);
+                b.add(&served, &c.cert.to_string());
             }
             Ok((served, names))
         };
@@ -434,19 +434,26 @@ fn load_certificate(
     provider: &CryptoProvider,
 ) -> Result<(CertifiedKey, Vec<String>), TlsError> {
     let err = |why: String| TlsError::Certificate {
-        cert: c.cert_file.clone(),
-        key: c.key_file.clone(),
+        cert: c.cert.to_string(),
+        key: c.key.to_string(),
         why,
     };
-    let chain = CertificateDer::pem_file_iter(&c.cert_file)
-        .map_err(|e| err(format!("cannot read the certificate: {e}")))?
+    let pem = c
+        .cert
+        .read()
+        .map_err(|e| err(format!("cannot read the certificate: {e}")))?;
+    let chain = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| err(format!("bad PEM certificate: {e}")))?;
     let Some(leaf) = chain.first() else {
         return Err(err("the certificate file holds no certificate".into()));
     };
     let names = dns_names(leaf).map_err(|e| err(format!("bad certificate: {e}")))?;
-    let key = PrivateKeyDer::from_pem_file(&c.key_file)
+    let key = c
+        .key
+        .read()
+        .map_err(|e| err(format!("cannot read the private key: {e}")))?;
+    let key = PrivateKeyDer::from_pem_slice(&key)
         .map_err(|e| err(format!("cannot read the private key: {e}")))?;
     let certified = CertifiedKey::from_der(chain, key, provider)
         .map_err(|e| err(format!("the key does not fit the certificate: {e}")))?;
@@ -509,8 +516,8 @@ mod tests {
         std::fs::write(&cf, c.pem()).unwrap();
         std::fs::write(&kf, key.serialize_pem()).unwrap();
         Certificate {
-            cert_file: cf.to_string_lossy().into_owned(),
-            key_file: kf.to_string_lossy().into_owned(),
+            cert: bridge_plan::Pem::File(cf.to_string_lossy().into_owned()),
+            key: bridge_plan::Pem::File(kf.to_string_lossy().into_owned()),
         }
     }
 
@@ -555,7 +562,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut plan = tls_plan(dir.path());
         let other = cert(dir.path(), "other", &["x.example.com"]);
-        plan.tls.certificates[0].key_file = other.key_file;
+        plan.tls.certificates[0].key = other.key;
         let err = configs(&plan, None, None).unwrap_err().to_string();
         assert!(
             err.contains("the key does not fit the certificate"),
@@ -588,23 +595,19 @@ mod tests {
         for (auth_type, files, ok) in [
             (
                 ClientAuthType::RequireAndVerifyClientCert,
-                vec![ca.cert_file.clone()],
+                vec![ca.cert.clone()],
                 true,
             ),
             (
                 ClientAuthType::VerifyClientCertIfGiven,
-                vec![ca.cert_file.clone()],
+                vec![ca.cert.clone()],
                 true,
             ),
-            (
-                ClientAuthType::RequireAnyClientCert,
-                vec![ca.cert_file],
-                false,
-            ),
+            (ClientAuthType::RequireAnyClientCert, vec![ca.cert], false),
             (ClientAuthType::RequireAndVerifyClientCert, vec![], false),
         ] {
             plan.tls.options.get_mut("default").unwrap().client_auth = Some(ClientAuth {
-                ca_files: files,
+                cas: files,
                 auth_type,
             });
             assert_eq!(configs(&plan, None, None).is_ok(), ok, "{auth_type}");

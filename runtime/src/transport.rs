@@ -636,24 +636,25 @@ impl ClientFactory {
     }
 }
 
-/// A client certificate chain and its key from PEM files (paths as written).
+/// A client certificate chain and its key (files or inline PEM).
 fn client_certificate(
     c: &bridge_plan::Certificate,
     provider: &CryptoProvider,
 ) -> Result<Arc<rustls::sign::CertifiedKey>, String> {
-    let what = |e: &dyn std::fmt::Display| format!("certificate {}: {e}", c.cert_file);
-    let chain = CertificateDer::pem_file_iter(&c.cert_file)
-        .map_err(|e| what(&e))?
+    let what = |e: &dyn std::fmt::Display| format!("certificate {}: {e}", c.cert);
+    let pem = c.cert.read().map_err(|e| what(&e))?;
+    let chain = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| what(&e))?;
     if chain.is_empty() {
         return Err(what(&"holds no certificate"));
     }
-    let key = rustls_pki_types::PrivateKeyDer::from_pem_file(&c.key_file)
-        .map_err(|e| format!("key {}: {e}", c.key_file))?;
+    let key = c.key.read().map_err(|e| format!("key {}: {e}", c.key))?;
+    let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(&key)
+        .map_err(|e| format!("key {}: {e}", c.key))?;
     rustls::sign::CertifiedKey::from_der(chain, key, provider)
         .map(Arc::new)
-        .map_err(|e| what(&format!("does not fit key {}: {e}", c.key_file)))
+        .map_err(|e| what(&format!("does not fit key {}: {e}", c.key)))
 }
 
 /// The client certificates of a transport: the first whose key signs with a scheme the server
@@ -680,11 +681,11 @@ impl rustls::client::ResolvesClientCert for ClientCertificates {
 }
 
 /// The CAs in `files` (PEM, paths as written).
-fn root_store(files: &[String]) -> Result<rustls::RootCertStore, String> {
+fn root_store(files: &[bridge_plan::Pem]) -> Result<rustls::RootCertStore, String> {
     let mut roots = rustls::RootCertStore::empty();
     for file in files {
-        let certs = CertificateDer::pem_file_iter(file)
-            .map_err(|e| format!("rootCAs {file}: {e}"))?
+        let pem = file.read().map_err(|e| format!("rootCAs {file}: {e}"))?;
+        let certs = CertificateDer::pem_slice_iter(&pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("rootCAs {file}: {e}"))?;
         if certs.is_empty() {

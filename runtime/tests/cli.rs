@@ -41,7 +41,7 @@ fn an_https_server_with_an_unreadable_root_ca_is_refused_naming_the_file() {
         }
     }
     let custom = bridge_plan::ServersTransport {
-        root_cas: vec!["/nonexistent/ca.crt".into()],
+        root_cas: vec![bridge_plan::Pem::File("/nonexistent/ca.crt".into())],
         ..Default::default()
     };
     plan.servers_transports.insert("custom".into(), custom);
@@ -61,8 +61,8 @@ fn a_tls_plan_with_an_unreadable_certificate_is_refused_naming_the_file() {
         });
     }
     plan.tls.certificates.push(bridge_plan::Certificate {
-        cert_file: "/nonexistent/bridge.crt".into(),
-        key_file: "/nonexistent/bridge.key".into(),
+        cert: bridge_plan::Pem::File("/nonexistent/bridge.crt".into()),
+        key: bridge_plan::Pem::File("/nonexistent/bridge.key".into()),
     });
     let err =
         bridge_runtime::Runtime::new(std::sync::Arc::new(plan), Default::default()).unwrap_err();

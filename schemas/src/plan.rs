@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 23;
+pub const PLAN_VERSION: u32 = 24;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,9 +97,9 @@ pub struct ServersTransport {
     pub server_name: Option<String>,
     /// Accept any certificate from `https` servers.
     pub insecure_skip_verify: bool,
-    /// PEM files (paths as written) of the CAs that verify `https` servers; empty: the system's
-    /// trust store.
-    pub root_cas: Vec<String>,
+    /// PEM of the CAs that verify `https` servers (files or inline); empty: the system's trust
+    /// store.
+    pub root_cas: Vec<Pem>,
     /// Idle keep-alive connections kept per server (`0`: none are kept).
     pub max_idle_conns_per_host: u32,
     /// Speak only HTTP/1.1 to `https` servers (no ALPN `h2`).
@@ -1426,9 +1426,9 @@ pub struct ForwardAuth {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AuthTls {
-    /// PEM file (path as written) of the CA that verifies the server; `null`: the system's
-    /// trust store.
-    pub ca: Option<String>,
+    /// PEM of the CA that verifies the server (a file or inline); `null`: the system's trust
+    /// store.
+    pub ca: Option<Pem>,
     /// Accept any certificate.
     pub insecure_skip_verify: bool,
     /// The client certificate presented when the server asks for one; `null`: none.
@@ -1529,10 +1529,61 @@ pub struct Tls {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Certificate {
-    /// PEM certificate chain (leaf first): a file path as written, read by the runtime at start.
-    pub cert_file: String,
-    /// PEM private key: a file path as written, read by the runtime at start.
-    pub key_file: String,
+    /// PEM certificate chain (leaf first).
+    pub cert: Pem,
+    /// PEM private key.
+    pub key: Pem,
+}
+
+/// PEM data where Traefik takes a file or the PEM itself (its `FileOrContent`): a value holding
+/// a PEM block (`-----BEGIN`) is the PEM, anything else a file path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Pem {
+    /// A file path as written in the configuration, read by the runtime at start and on reload.
+    File(String),
+    /// The PEM text as written in the configuration. It travels in the plan: a private key
+    /// written inline makes the plan file a secret, as the configuration file was.
+    Inline(String),
+}
+
+impl Pem {
+    /// The PEM a configuration value names: the value itself when it holds a PEM block, else
+    /// the file at that path.
+    pub fn of(value: &str) -> Self {
+        if value.contains("-----BEGIN") {
+            Self::Inline(value.to_owned())
+        } else {
+            Self::File(value.to_owned())
+        }
+    }
+
+    /// The bytes: the file's content, or the inline text.
+    pub fn read(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            Self::File(path) => std::fs::read(path).map(std::borrow::Cow::Owned),
+            Self::Inline(text) => Ok(std::borrow::Cow::Borrowed(text.as_bytes())),
+        }
+    }
+
+    /// The file path, if it is one.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Self::File(path) => Some(path),
+            Self::Inline(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Pem {
+    /// The path, or `inline PEM`: what messages name (never the PEM itself, which may be a key).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::File(path) => f.write_str(path),
+            Self::Inline(_) => f.write_str("inline PEM"),
+        }
+    }
 }
 
 /// An ACME certificate resolver (Traefik's `certificatesResolvers.<name>.acme`), every default
@@ -1703,8 +1754,8 @@ pub struct TlsOptions {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ClientAuth {
-    /// PEM files of the accepted CAs, paths as written.
-    pub ca_files: Vec<String>,
+    /// PEM of the accepted CAs (files or inline).
+    pub cas: Vec<Pem>,
     /// Traefik's client auth type.
     pub auth_type: ClientAuthType,
 }

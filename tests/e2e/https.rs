@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bridge_tests::backends::{Backend, backend};
-use bridge_tests::process::{KillOnDrop, bridge_runtime, signal};
+use bridge_tests::process::{KillOnDrop, bridge_runtime, bridgectl, signal};
 use bridge_tests::prod::{DOMAIN, Prod, curl, write_test_cert};
 use bridge_tests::tls::{TestCa, served_leaf, tls_connect, tls_get};
 
@@ -204,6 +204,112 @@ fn mutual_tls_accepts_only_clients_with_a_certificate_from_the_ca() {
     assert!(
         !foreign.status.success(),
         "a client of another CA was served"
+    );
+}
+
+/// Inline PEM, which Traefik takes wherever it takes a file: the entry point's certificate and
+/// key, the client CA of mutual TLS and a servers transport's rootCAs written into the dynamic
+/// file serve exactly as the files would; a broken inline value is refused by `check`.
+#[test]
+fn inline_pem_serves_like_files_and_a_broken_one_is_refused_by_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ca = TestCa::new(d);
+    ca.issue(d, "server", &[DOMAIN]);
+    ca.issue(d, "client", &[]);
+    ca.issue(d, "backend", &["backend.test"]);
+    let tls_backend = backend("tls")
+        .tls(&d.join("backend.crt"), &d.join("backend.key"))
+        .start();
+    let p = |n: &str| d.join(n).to_string_lossy().into_owned();
+    // A YAML block scalar holding the file's PEM, its lines indented by `indent` spaces.
+    let block = |file: &str, indent: usize| {
+        let pem = std::fs::read_to_string(d.join(file)).unwrap();
+        let pad = " ".repeat(indent);
+        let lines: String = pem.lines().map(|l| format!("{pad}{l}\n")).collect();
+        format!("|\n{lines}")
+    };
+    std::fs::write(
+        d.join("traefik.yml"),
+        "entryPoints:\n  websecure:\n    address: \":443\"\n    http:\n      tls:\n        options: mtls\nproviders:\n  file:\n    filename: /etc/traefik/dynamic.yml\n",
+    )
+    .unwrap();
+    let dynamic = format!(
+        "http:\n  routers:\n    central:\n      rule: \"PathPrefix(`/`)\"\n      service: central\n  services:\n    central:\n      loadBalancer:\n        serversTransport: inline\n        servers:\n          - url: \"https://backend.test:{}\"\n  serversTransports:\n    inline:\n      rootCAs:\n        - {}tls:\n  certificates:\n    - certFile: {}      keyFile: {}  options:\n    mtls:\n      clientAuth:\n        caFiles:\n          - {}        clientAuthType: RequireAndVerifyClientCert\n",
+        tls_backend.addr.port(),
+        block("ca.crt", 10),
+        block("server.crt", 8),
+        block("server.key", 8),
+        block("ca.crt", 12),
+    );
+    std::fs::write(d.join("dynamic.yml"), &dynamic).unwrap();
+    let plan = bridge_tests::build_plan(d, "dev", "plan.json", &[]);
+    let text = std::fs::read_to_string(&plan).unwrap();
+    assert!(
+        text.contains("\"inline\""),
+        "the PEM values are inline in the plan"
+    );
+    let (child, addrs) = bridge_tests::spawn_serving(
+        bridge_runtime(&plan).args([
+            "--bind",
+            "websecure=127.0.0.1:0",
+            "--resolve",
+            "backend.test=127.0.0.1",
+        ]),
+        &["websecure"],
+    );
+    let _rt = Runtime {
+        child: KillOnDrop(child),
+        web: addrs[0],
+        api: addrs[0],
+    };
+    let curl = |extra: &[&str]| {
+        Command::new("curl")
+            .args(["-sS", "--max-time", "10", "--cacert", &p("ca.crt")])
+            .arg("--resolve")
+            .arg(format!("{DOMAIN}:{}:127.0.0.1", addrs[0].port()))
+            .args(extra)
+            .arg(format!("https://{DOMAIN}:{}/ui", addrs[0].port()))
+            .output()
+            .unwrap()
+    };
+    let with = curl(&["--cert", &p("client.crt"), "--key", &p("client.key")]);
+    assert!(
+        with.status.success(),
+        "{}",
+        String::from_utf8_lossy(&with.stderr)
+    );
+    // Served with the inline certificate, verified by the inline client CA, and the backend's
+    // certificate verified against the inline rootCAs.
+    assert!(
+        String::from_utf8_lossy(&with.stdout).starts_with("tls /ui"),
+        "{}",
+        String::from_utf8_lossy(&with.stdout)
+    );
+    assert!(
+        !curl(&[]).status.success(),
+        "a client without a certificate was served"
+    );
+    // A cut key is found by check, with its place.
+    let key = std::fs::read_to_string(d.join("server.key")).unwrap();
+    let cut: String = key.lines().take(3).map(|l| format!("{l}\n")).collect();
+    let broken = dynamic.replace(&block("server.key", 8), &{
+        let lines: String = cut.lines().map(|l| format!("        {l}\n")).collect();
+        format!("|\n{lines}")
+    });
+    assert_ne!(broken, dynamic);
+    std::fs::write(d.join("dynamic.yml"), &broken).unwrap();
+    let out = bridgectl().arg("check").arg(d).output().unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{report}");
+    assert!(
+        report.contains("the inline private key PEM is not usable")
+            && report.contains("dynamic.yml:"),
+        "{report}"
     );
 }
 

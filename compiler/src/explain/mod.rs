@@ -771,15 +771,15 @@ fn tls(plan: &Plan, lines: &mut Vec<String>) {
         let mut table = Table::new(&["CERTIFICATE", "KEY", "USE"]);
         for cert in &tls.certificates {
             table.row(vec![
-                cert.cert_file.clone(),
-                cert.key_file.clone(),
+                cert.cert.to_string(),
+                cert.key.to_string(),
                 "by SNI".into(),
             ]);
         }
         if let Some(cert) = &tls.default_certificate {
             table.row(vec![
-                cert.cert_file.clone(),
-                cert.key_file.clone(),
+                cert.cert.to_string(),
+                cert.key.to_string(),
                 "default".into(),
             ]);
         }
@@ -824,10 +824,11 @@ fn tls(plan: &Plan, lines: &mut Vec<String>) {
             o.client_auth.as_ref().map_or_else(
                 || "none".to_owned(),
                 |c| {
-                    if c.ca_files.is_empty() {
+                    if c.cas.is_empty() {
                         c.auth_type.to_string()
                     } else {
-                        format!("{} (CA {})", c.auth_type, c.ca_files.join(", "))
+                        let cas: Vec<String> = c.cas.iter().map(ToString::to_string).collect();
+                        format!("{} (CA {})", c.auth_type, cas.join(", "))
                     }
                 },
             ),

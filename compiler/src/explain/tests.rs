@@ -249,12 +249,12 @@ fn fixture() -> Plan {
     );
 
     plan.tls.certificates = vec![Certificate {
-        cert_file: "certs/example.com.crt".into(),
-        key_file: "certs/example.com.key".into(),
+        cert: bridge_plan::Pem::File("certs/example.com.crt".into()),
+        key: bridge_plan::Pem::File("certs/example.com.key".into()),
     }];
     plan.tls.default_certificate = Some(Certificate {
-        cert_file: "certs/default.crt".into(),
-        key_file: "certs/default.key".into(),
+        cert: bridge_plan::Pem::File("certs/default.crt".into()),
+        key: bridge_plan::Pem::File("certs/default.key".into()),
     });
     plan.tls.options.insert(
         "mtls".into(),
@@ -265,7 +265,7 @@ fn fixture() -> Plan {
             alpn_protocols: vec!["h2".into()],
             sni_strict: true,
             client_auth: Some(ClientAuth {
-                ca_files: vec!["certs/clients-ca.pem".into()],
+                cas: vec![bridge_plan::Pem::File("certs/clients-ca.pem".into())],
                 auth_type: bridge_plan::ClientAuthType::RequireAndVerifyClientCert,
             }),
         },

@@ -231,6 +231,16 @@ impl Ctx<'_> {
             return;
         };
         if v.contains("-----BEGIN") {
+            // Inline PEM (Traefik's FileOrContent): it goes into the plan as written, so a
+            // broken one is found here rather than when the runtime starts.
+            if let Some(why) = inline_pem_problem(v, what == "private key") {
+                self.err(
+                    Code::Certificate,
+                    format!("the inline {what} PEM is not usable: {why}"),
+                    span,
+                    pointer.into(),
+                );
+            }
             return;
         }
         let path = resolve_config_path(&self.loaded.dir, v);
@@ -246,5 +256,30 @@ impl Ctx<'_> {
             )
             .hint = Some("paths under /etc/traefik/ are looked up in the checked directory".into());
         }
+    }
+}
+
+/// Why an inline PEM value cannot serve as a private key (`key`) or a certificate chain; `None`
+/// when it can.
+fn inline_pem_problem(pem: &str, key: bool) -> Option<String> {
+    use rustls_pki_types::pem::Error;
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let describe = |e: Error| match e {
+        Error::MissingSectionEnd { .. } => "a `-----BEGIN` line without its `-----END` line".into(),
+        Error::IllegalSectionStart { .. } => "a malformed `-----BEGIN` line".into(),
+        Error::Base64Decode(why) => format!("its base64 does not decode ({why})"),
+        Error::NoItemsFound => "it holds no PEM block of the expected kind".into(),
+        other => other.to_string(),
+    };
+    if key {
+        return PrivateKeyDer::from_pem_slice(pem.as_bytes())
+            .err()
+            .map(|e| format!("no private key: {}", describe(e)));
+    }
+    match CertificateDer::pem_slice_iter(pem.as_bytes()).collect::<Result<Vec<_>, _>>() {
+        Ok(certs) if certs.is_empty() => Some("it holds no CERTIFICATE block".into()),
+        Ok(_) => None,
+        Err(e) => Some(describe(e)),
     }
 }

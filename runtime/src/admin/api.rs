@@ -1024,7 +1024,7 @@ fn middleware_config(kind: &MiddlewareKind) -> (&'static str, &'static str, Valu
             json!({
                 "address": f.address,
                 "tls": omit_empty(json!({
-                    "ca": f.tls.ca,
+                    "ca": f.tls.ca.as_ref().map(ToString::to_string),
                     "insecureSkipVerify": f.tls.insecure_skip_verify,
                 })),
                 "trustForwardHeader": match f.trust_forward_header {
