@@ -24,6 +24,8 @@ mod client_cert;
 mod compress;
 #[path = "differential/digest_auth.rs"]
 mod digest_auth;
+#[path = "differential/failover_errors.rs"]
+mod failover_errors;
 #[path = "differential/forward_auth.rs"]
 mod forward_auth;
 #[path = "differential/grpc_health.rs"]

@@ -1328,6 +1328,24 @@ impl Resolver<'_> {
                     service: strip(&fo.service),
                     fallback: strip(&fo.fallback),
                     health_check: fo.health_check.is_some(),
+                    errors: fo.errors.as_ref().and_then(|e| {
+                        // Codes the checker refused are left out; none left: no replay, as
+                        // Traefik without statuses.
+                        let status: Vec<plan::StatusRange> = e
+                            .status
+                            .iter()
+                            .flatten()
+                            .filter_map(|c| crate::semantic::parse_status_range(c))
+                            .map(|(from, to)| plan::StatusRange { from, to })
+                            .collect();
+                        (!status.is_empty()).then(|| plan::FailoverErrors {
+                            status,
+                            // Traefik: any negative value means no limit.
+                            max_request_body_bytes: e
+                                .max_request_body_bytes
+                                .and_then(|n| u64::try_from(n).ok()),
+                        })
+                    }),
                 })
             } else if let Some(m) = &s.mirroring {
                 plan::ServiceKind::Mirroring(plan::Mirroring {

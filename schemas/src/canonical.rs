@@ -849,6 +849,7 @@ mod tests {
                     service: "whoami".into(),
                     fallback: "a".into(),
                     health_check: false,
+                    errors: None,
                 }),
             },
         );

@@ -596,6 +596,22 @@ pub struct Failover {
     pub fallback: String,
     /// Propagate health: the service is down when both are down.
     pub health_check: bool,
+    /// `errors`: while the main service is up, answers of these statuses from it are replaced
+    /// by the fallback's answer to the same request (replayed); `null`: no such replay.
+    pub errors: Option<FailoverErrors>,
+}
+
+/// A failover service's `errors` (Traefik v3.7): status-based fallback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct FailoverErrors {
+    /// Statuses of the main service's answer that go to the fallback, as inclusive ranges;
+    /// never empty (without statuses `errors` changes nothing and is left out).
+    pub status: Vec<StatusRange>,
+    /// The request body is stored to be replayed, up to this many bytes (more: 413); `null`: no
+    /// limit (Traefik's default, `-1`).
+    pub max_request_body_bytes: Option<u64>,
 }
 
 /// Traffic mirroring.

@@ -175,6 +175,7 @@ fn fixture() -> Plan {
                 service: "central".into(),
                 fallback: "whoami".into(),
                 health_check: false,
+                errors: None,
             }),
         },
     );

@@ -455,7 +455,6 @@ pub struct Failover {
     pub health_check: Option<ServiceHealthCheck>,
     /// Status-code-based failover: main responses in these ranges are replayed to the fallback (v3.7+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub errors: Option<FailoverErrors>,
 }
 

@@ -220,6 +220,31 @@ impl<'a> Ctx<'a> {
                         }
                     }
                 }
+                if let Some(e) = &f.errors {
+                    let statuses = e.status.as_deref().unwrap_or_default();
+                    if statuses.is_empty() {
+                        let p = format!("{base}/failover/errors");
+                        let span = self.key_span(fi, &p);
+                        self.warn(
+                            Code::InvalidValue,
+                            format!("service `{name}`: failover errors without `status` replays nothing (Traefik passes every answer of the main service through)"),
+                            span,
+                            p,
+                        );
+                    }
+                    for (i, code) in statuses.iter().enumerate() {
+                        if crate::semantic::parse_status_range(code).is_none() {
+                            let p = format!("{base}/failover/errors/status/{i}");
+                            let span = self.span(fi, &p);
+                            self.err(
+                                Code::InvalidValue,
+                                format!("service `{name}`: failover errors status `{code}` is not a code or an ascending range `A-B` within 100-599 (Traefik refuses the service and disables its routers)"),
+                                span,
+                                p,
+                            );
+                        }
+                    }
+                }
                 if let Some(main) = &f.service {
                     let main_checked = self.is_health_checked(main);
                     if main_checked == Some(false) && f.errors.is_none() {

@@ -633,6 +633,28 @@ fn services(plan: &Plan, ups: &Upstreams) -> Vec<Item> {
                 if f.health_check {
                     m.insert("healthCheck".into(), json!({}));
                 }
+                if let Some(e) = &f.errors {
+                    let status: Vec<String> = e
+                        .status
+                        .iter()
+                        .map(|r| {
+                            if r.from == r.to {
+                                r.from.to_string()
+                            } else {
+                                format!("{}-{}", r.from, r.to)
+                            }
+                        })
+                        .collect();
+                    m.insert(
+                        "errors".into(),
+                        json!({
+                            "status": status,
+                            "maxRequestBodyBytes": e
+                                .max_request_body_bytes
+                                .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX)),
+                        }),
+                    );
+                }
                 raw.insert("failover".into(), Value::Object(m));
                 "failover"
             }
@@ -1449,6 +1471,7 @@ mod tests {
                     service: "whoami".into(),
                     fallback: "whoami".into(),
                     health_check: true,
+                    errors: None,
                 }),
             },
         );

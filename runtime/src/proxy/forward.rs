@@ -69,6 +69,19 @@ struct Attempts<'a> {
     max_attempts: u32,
     backoff: Duration,
     read_deadline: Option<tokio::time::Instant>,
+    /// The answer may be replaced (a failover's `errors`): its interim responses stay here.
+    quiet: bool,
+}
+
+impl Attempts<'_> {
+    /// Where the server's interim responses go: the client's connection, unless quiet.
+    fn interims(&self) -> Option<&crate::interim::Relay> {
+        if self.quiet {
+            None
+        } else {
+            self.out.peer.interims.as_ref()
+        }
+    }
 }
 
 impl Runtime {
@@ -77,8 +90,8 @@ impl Runtime {
     pub(crate) async fn forward(
         &self,
         out: Outbound<'_>,
-        mut forwarded: Forwarded,
-        mut req: Request<RequestBody>,
+        forwarded: Forwarded,
+        req: Request<RequestBody>,
     ) -> Response<Body> {
         // The mirroring services on the way to the server: each copies the request.
         let mut via = Via::for_client(Some(out.peer.addr.ip()));
@@ -100,6 +113,28 @@ impl Runtime {
                 return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
             }
         };
+        if via.failovers_taken().next().is_some() {
+            // Boxed: the replay's state would enlarge every request's future.
+            return Box::pin(self.forward_replaying(out, forwarded, req, via, server)).await;
+        }
+        self.forward_to(out, forwarded, req, via, server, false)
+            .await
+            .0
+    }
+
+    /// Forwards the request to `server`, picked by `via`, and its retries; `quiet`: its interim
+    /// responses are not relayed (a failover's `errors` may replace its answer). The answer, and
+    /// `out` for another pass.
+    async fn forward_to<'a>(
+        &self,
+        out: Outbound<'a>,
+        mut forwarded: Forwarded,
+        mut req: Request<RequestBody>,
+        via: Via,
+        server: ServerRef,
+        quiet: bool,
+    ) -> (Response<Body>, Outbound<'a>) {
+        let sticky = self.upstreams.sticky(out.service);
         let client_upgrade = out.upgrade.then(|| hyper::upgrade::on(&mut req));
         let may_retry = !out.upgrade && retryable(req.method(), out.fields);
         if out.append_for {
@@ -128,7 +163,7 @@ impl Runtime {
         } else {
             match out.path_and_query.parse::<PathAndQuery>() {
                 Ok(pq) => Uri::from(pq),
-                Err(_) => return bad_gateway(),
+                Err(_) => return (bad_gateway(), out),
             }
         };
         let mut attempts = Attempts {
@@ -143,10 +178,11 @@ impl Runtime {
             bodiless,
             may_retry,
             read_deadline,
+            quiet,
         };
         // Only a sticky service needs the first server after a failed attempt.
         let first = sticky.then(|| server.clone());
-        match self.attempt_all(&mut attempts, server).await {
+        let resp = match self.attempt_all(&mut attempts, server).await {
             Ok((result, server, counted)) => {
                 crate::observe::note(|s| s.server = Some(server.url().to_owned()));
                 let slots = std::mem::take(&mut attempts.out.slots);
@@ -168,6 +204,104 @@ impl Runtime {
                 }
                 answer
             }
+        };
+        (resp, attempts.out)
+    }
+
+    /// A failover service with `errors` took its main service: the request body is stored (up to
+    /// the smallest `maxRequestBodyBytes` on the way; more: 413), the request goes to the main
+    /// service without relaying its interim responses, and when its answer's status is one the
+    /// innermost such failover replays, that answer is dropped and the same request goes to the
+    /// failover's fallback — again for the failovers further out, as Traefik's nested handlers do.
+    async fn forward_replaying(
+        &self,
+        mut out: Outbound<'_>,
+        forwarded: Forwarded,
+        req: Request<RequestBody>,
+        mut via: Via,
+        mut server: ServerRef,
+    ) -> Response<Body> {
+        use crate::middleware::buffering as buf;
+        let limit = via
+            .failovers_taken()
+            .filter_map(|n| self.upstreams.failover_errors(n))
+            .filter_map(|e| e.max_request_body_bytes)
+            .min();
+        let (mut parts, mut body) = req.into_parts();
+        let stored = if hyper::body::Body::is_end_stream(&body) {
+            buf::store::Stored::default()
+        } else {
+            let replay = buf::Buffering::for_replay(limit);
+            let read = replay.read_request(&mut body);
+            let read = match out.entry.timeouts.read_ms {
+                0 => read.await,
+                ms => tokio::time::timeout(Duration::from_millis(ms), read)
+                    .await
+                    .unwrap_or(Err(buf::RequestRefusal::ClientGone)),
+            };
+            match read {
+                Ok(stored) => stored,
+                Err(buf::RequestRefusal::TooLarge) => {
+                    tracing::debug!("failover errors: request body over maxRequestBodyBytes");
+                    let drained = buf::drain(&parts.headers, &mut body).await;
+                    let mut resp = text(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large\n");
+                    if !drained {
+                        resp.headers_mut()
+                            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                    }
+                    return resp;
+                }
+                // Traefik answers a body it could not read with 500.
+                Err(_) => {
+                    return text(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n");
+                }
+            }
+        };
+        buf::request_fields(&mut parts.headers, &parts.method, stored.len());
+        // Held until the last pass's answer has been sent.
+        let slots = std::mem::take(&mut out.slots);
+        loop {
+            let mut copy = Request::new(buf::request_body(&stored));
+            *copy.method_mut() = parts.method.clone();
+            *copy.uri_mut() = parts.uri.clone();
+            *copy.version_mut() = parts.version;
+            *copy.headers_mut() = parts.headers.clone();
+            let taken: Vec<usize> = via.failovers_taken().collect();
+            let quiet = !taken.is_empty();
+            let previous = via.clone();
+            let (resp, back) = self
+                .forward_to(out, forwarded.clone(), copy, via, server, quiet)
+                .await;
+            out = back;
+            let status = resp.status().as_u16();
+            let replayed = taken.into_iter().find(|n| {
+                self.upstreams
+                    .failover_errors(*n)
+                    .is_some_and(|e| e.status.iter().any(|r| (r.from..=r.to).contains(&status)))
+            });
+            let Some(node) = replayed else {
+                return if slots.is_empty() {
+                    resp
+                } else {
+                    resp.map(|b| crate::body::Held::wrap(b, slots))
+                };
+            };
+            tracing::debug!(
+                "{}: the main service answered {status}; replaying to the failover's fallback",
+                out.service_name
+            );
+            drop(resp);
+            via = previous.replaying(node);
+            server = match self.upstreams.pick_holding(out.service, &mut via).await {
+                Pick::Server(s) => s,
+                // As Traefik's failover when its fallback is down.
+                Pick::NoAvailableServer => {
+                    return text(StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable\n");
+                }
+                Pick::UnknownService => {
+                    return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
+                }
+            };
         }
     }
 
@@ -246,7 +380,7 @@ impl Runtime {
         kind: FailureKind,
     ) -> Option<ServerRef> {
         let id = a.out.service;
-        let mut again = Via::for_client(a.via.client);
+        let mut again = a.via.again();
         let next = match self.upstreams.pick_holding(id, &mut again).await {
             // The server just died and none is left: the re-probe round that failure
             // triggered may find the standby promoted.
@@ -287,7 +421,7 @@ impl Runtime {
                 extra: a.forwarding.as_ref().map(|f| (f, src)),
             };
             return client
-                .send_bodiless(req, a.out.peer.interims.as_ref())
+                .send_bodiless(req, a.interims())
                 .await
                 .unwrap_or(Err(SendError::NoClient));
         }
@@ -319,9 +453,7 @@ impl Runtime {
         };
         *upstream_req.version_mut() = http::Version::HTTP_11;
         *upstream_req.headers_mut() = headers;
-        client
-            .send(upstream_req, a.out.upgrade, a.out.peer.interims.as_ref())
-            .await
+        client.send(upstream_req, a.out.upgrade, a.interims()).await
     }
 
     /// The body sent upstream on the owned path: under the entry point's read deadline (none

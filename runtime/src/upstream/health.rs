@@ -850,6 +850,7 @@ mod tests {
                     service: "main".into(),
                     fallback: "backup".into(),
                     health_check: true,
+                    errors: None,
                 }),
             ),
         ]))

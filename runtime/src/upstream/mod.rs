@@ -230,6 +230,17 @@ pub struct Via {
     /// The request's `Cookie` fields, when the service has a sticky load balancer and the
     /// request has any.
     pub(crate) cookies: Option<Box<[http::HeaderValue]>>,
+    /// Failover services with `errors` on the way: boxed, and only for such picks.
+    failovers: Option<Box<Failovers>>,
+}
+
+/// The failover services with `errors` a pick went through (service nodes).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Failovers {
+    /// Those where it took the main service, outermost first.
+    took_main: Vec<usize>,
+    /// Those told to take their fallback (their main service's answer was replayed).
+    forced: Vec<usize>,
 }
 
 impl Via {
@@ -255,6 +266,64 @@ impl Via {
     /// The mirroring services as service nodes, outermost first.
     pub(crate) fn nodes(&self) -> impl Iterator<Item = usize> + '_ {
         self.mirrors.iter().map_while(|n| n.map(|n| n as usize))
+    }
+
+    /// Records that the pick took the main service of `node`, a failover service with
+    /// `errors`.
+    fn took_main(&mut self, node: usize) {
+        self.failovers
+            .get_or_insert_with(Box::default)
+            .took_main
+            .push(node);
+    }
+
+    fn forced(&self, node: usize) -> bool {
+        self.failovers
+            .as_ref()
+            .is_some_and(|f| f.forced.contains(&node))
+    }
+
+    /// The failover services with `errors` whose main service the pick took, innermost first:
+    /// the first whose statuses hold the answer's replays it to its fallback.
+    pub(crate) fn failovers_taken(&self) -> impl Iterator<Item = usize> + '_ {
+        self.failovers
+            .iter()
+            .flat_map(|f| f.took_main.iter().rev().copied())
+    }
+
+    /// A pick for the same request again, with `node`'s fallback taken this time (and those of
+    /// earlier replays).
+    pub(crate) fn replaying(&self, node: usize) -> Self {
+        let mut forced = self
+            .failovers
+            .as_ref()
+            .map(|f| f.forced.clone())
+            .unwrap_or_default();
+        forced.push(node);
+        Self {
+            client: self.client,
+            cookies: self.cookies.clone(),
+            failovers: Some(Box::new(Failovers {
+                took_main: Vec::new(),
+                forced,
+            })),
+            ..Self::default()
+        }
+    }
+
+    /// A fresh pick for another attempt of the same request: the same client, and the
+    /// failover fallbacks a replay chose stay chosen.
+    pub(crate) fn again(&self) -> Self {
+        Self {
+            client: self.client,
+            failovers: self.failovers.as_ref().map(|f| {
+                Box::new(Failovers {
+                    took_main: Vec::new(),
+                    forced: f.forced.clone(),
+                })
+            }),
+            ..Self::default()
+        }
     }
 
     /// True when the pick went through no mirroring service.
@@ -370,6 +439,9 @@ enum NodeKind {
     Failover {
         main: usize,
         fallback: usize,
+        /// `errors`: answers of these statuses from the main service are replayed to the
+        /// fallback (the proxy's forward phase does it; see [`Via::took_main`]).
+        errors: Option<bridge_plan::FailoverErrors>,
     },
     Mirroring {
         main: usize,
@@ -539,7 +611,7 @@ fn node_sticky(nodes: &[ServiceNode], node: usize, depth: usize) -> bool {
                     .iter()
                     .any(|(child, _)| node_sticky(nodes, *child, depth + 1))
         }
-        Some(NodeKind::Failover { main, fallback }) => {
+        Some(NodeKind::Failover { main, fallback, .. }) => {
             node_sticky(nodes, *main, depth + 1) || node_sticky(nodes, *fallback, depth + 1)
         }
         Some(NodeKind::Mirroring { main }) => node_sticky(nodes, *main, depth + 1),
@@ -566,6 +638,14 @@ fn lock(wrr: &Mutex<SmoothWrr>) -> std::sync::MutexGuard<'_, SmoothWrr> {
 }
 
 impl Upstreams {
+    /// The `errors` of the failover service at `node`, if it has them.
+    pub(crate) fn failover_errors(&self, node: usize) -> Option<&bridge_plan::FailoverErrors> {
+        match self.inner.nodes.get(node).map(|n| &n.kind) {
+            Some(NodeKind::Failover { errors, .. }) => errors.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Builds the upstream state of `plan`'s services: servers of load balancers with a health
     /// check start [`ServerState::Unknown`], the others [`ServerState::Up`].
     pub fn from_plan(plan: &Plan) -> Result<Self, UpstreamError> {
@@ -669,6 +749,7 @@ impl Upstreams {
                 ServiceKind::Failover(f) => NodeKind::Failover {
                     main: resolve(name, &f.service)?,
                     fallback: resolve(name, &f.fallback)?,
+                    errors: f.errors.clone(),
                 },
                 ServiceKind::Mirroring(m) => {
                     // Mirrors must exist too, although only the proxy sends to them.
@@ -903,8 +984,16 @@ impl Upstreams {
                     None => Pick::NoAvailableServer,
                 }
             }
-            NodeKind::Failover { main, fallback } => {
-                if self.node_available(*main, depth + 1) {
+            NodeKind::Failover {
+                main,
+                fallback,
+                errors,
+            } => {
+                let forced = errors.is_some() && via.forced(node);
+                if !forced && self.node_available(*main, depth + 1) {
+                    if errors.is_some() {
+                        via.took_main(node);
+                    }
                     self.pick_node(*main, depth + 1, via)
                 } else {
                     self.pick_node(*fallback, depth + 1, via)
@@ -953,7 +1042,7 @@ impl Upstreams {
                 .map(|(child, _)| self.node_hold(*child, depth + 1))
                 .max()
                 .unwrap_or(0),
-            NodeKind::Failover { main, fallback } => self
+            NodeKind::Failover { main, fallback, .. } => self
                 .node_hold(*main, depth + 1)
                 .max(self.node_hold(*fallback, depth + 1)),
             NodeKind::Mirroring { main } => self.node_hold(*main, depth + 1),
@@ -1087,7 +1176,7 @@ impl Upstreams {
             NodeKind::Weighted { children, .. } => children
                 .iter()
                 .any(|(child, weight)| *weight > 0 && self.node_available(*child, depth + 1)),
-            NodeKind::Failover { main, fallback } => {
+            NodeKind::Failover { main, fallback, .. } => {
                 self.node_available(*main, depth + 1) || self.node_available(*fallback, depth + 1)
             }
             NodeKind::Mirroring { main } => self.node_available(*main, depth + 1),
@@ -1639,6 +1728,7 @@ pub(crate) mod tests {
             service: "a".into(),
             fallback: "b".into(),
             health_check: false,
+            errors: None,
         });
         let up = two_lbs_plus(("f", failover));
         assert_eq!(up.pick("f"), Pick::NoAvailableServer);
@@ -1718,6 +1808,7 @@ pub(crate) mod tests {
                 service: "a".into(),
                 fallback: "nope".into(),
                 health_check: false,
+                errors: None,
             }),
         )]);
         p.services.insert(

@@ -62,6 +62,19 @@ impl Buffering {
         }
     }
 
+    /// The request side alone, for a failover's `errors` replay: up to `max` bytes (`None`: no
+    /// limit), kept in memory up to 1 MiB and in a temporary file past it (Traefik keeps it all
+    /// in memory).
+    pub(crate) fn for_replay(max: Option<u64>) -> Self {
+        Self {
+            max_request: max,
+            mem_request: 1 << 20,
+            max_response: None,
+            mem_response: 0,
+            retry: None,
+        }
+    }
+
     /// oxy refuses at once, unread and without `100 Continue`, a body whose declared length is
     /// over the limit.
     pub(crate) fn declared_too_large(&self, fields: &HeaderMap) -> bool {
