@@ -131,6 +131,83 @@ fn dev_plan_is_reproducible_and_golden() {
     });
 }
 
+/// The plan without where things were written (provenance, input files, hash): what a TOML and
+/// a YAML twin must agree on.
+fn without_places(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for k in ["source", "inputs", "hash"] {
+                m.remove(k);
+            }
+            m.values_mut().for_each(without_places);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(without_places),
+        _ => {}
+    }
+}
+
+#[test]
+fn toml_files_build_the_same_plan_as_their_yaml_twins() {
+    // The seed example written as Traefik users write it in TOML: traefik.toml and a .toml
+    // dynamic file, tables and arrays of tables.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("traefik.toml"),
+        "[entryPoints.web]\n  address = \":80\"\n\n[api]\n  dashboard = true\n  insecure = true\n\n[ping]\n\n[providers.file]\n  filename = \"/etc/traefik/dynamic.toml\"\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("dynamic.toml"),
+        "[http.routers.central]\n  rule = \"PathPrefix(`/`)\"\n  service = \"central\"\n  entryPoints = [\"web\"]\n\n[http.services.central.loadBalancer.healthCheck]\n  path = \"/health/active\"\n  interval = \"5s\"\n  timeout = \"3s\"\n\n[[http.services.central.loadBalancer.servers]]\n  url = \"http://scadabridge-central-a:5000\"\n\n[[http.services.central.loadBalancer.servers]]\n  url = \"http://scadabridge-central-b:5000\"\n",
+    )
+    .unwrap();
+    let (from_toml, from_yaml) = (dir.path().join("toml.json"), dir.path().join("yaml.json"));
+    let out = build(
+        &[
+            dir.path().to_string_lossy().into_owned(),
+            "--profile".into(),
+            "dev".into(),
+        ],
+        &from_toml,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = build(
+        &s(&["examples/scadabridge", "--profile", "dev"]),
+        &from_yaml,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |p: &Path| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap();
+        without_places(&mut v);
+        v
+    };
+    assert_eq!(read(&from_toml), read(&from_yaml));
+    // A TOML mistake is reported at its line and column, as a YAML one.
+    fs::write(
+        dir.path().join("dynamic.toml"),
+        "[http.routers.central]\n  rule = \"PathPrefix(`/`)\"\n  servce = \"central\"\n",
+    )
+    .unwrap();
+    let out = bridgectl().arg("check").arg(dir.path()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("unknown key `servce`") && text.contains("dynamic.toml:3:3"),
+        "{text}"
+    );
+}
+
 #[test]
 fn dev_plan_routes_the_seed_as_written() {
     let tmp = tempfile::tempdir().unwrap();

@@ -175,7 +175,10 @@ fn usage_and_io_problems_exit_2() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no traefik.yml or traefik.yaml"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no traefik.toml, traefik.yaml or traefik.yml")
+    );
     let out = bridgectl()
         .args(["check", "--format", "xml"])
         .output()

@@ -41,7 +41,7 @@ pub struct CheckOptions {
 pub enum CheckError {
     /// The directory has no static configuration.
     #[error(
-        "no traefik.yml or traefik.yaml in {dir}; pass --static FILE or a directory that holds one"
+        "no traefik.toml, traefik.yaml or traefik.yml in {dir}; pass --static FILE or a directory that holds one"
     )]
     NoStaticConfig {
         /// The directory searched.
@@ -103,7 +103,8 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             if !dir.is_dir() {
                 return Err(CheckError::NoDir { dir });
             }
-            let found = ["traefik.yml", "traefik.yaml"]
+            // Traefik's own order of extensions.
+            let found = ["traefik.toml", "traefik.yaml", "traefik.yml"]
                 .iter()
                 .map(|n| dir.join(n))
                 .find(|p| p.is_file());
@@ -154,16 +155,6 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
 
     for path in dynamic_paths(opts, &report, &mut diags)? {
         let name = display_name(&dir, &path);
-        if path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
-        {
-            diags.push(Diagnostic::error(
-                Code::Unsupported,
-                format!("{name}: TOML dynamic files are valid Traefik, but not supported by bridgectl"),
-            ).hint("convert the file to YAML (keys and structure are the same)"));
-            continue;
-        }
         let text = match read_text(&path) {
             Ok(t) => t,
             Err(e) => {
@@ -276,7 +267,7 @@ fn parse_file(
                         placeholder,
                         SourceFile::new(name, path, r.clone()).outside_dir(!path.starts_with(dir)),
                     );
-                    return parse_registered(id, &r, diags);
+                    return parse_registered(id, &r, is_toml(path), diags);
                 }
                 Err(ds) => {
                     diags.extend(ds);
@@ -288,15 +279,27 @@ fn parse_file(
     };
     let id = sources
         .add(SourceFile::new(name, path, rendered.clone()).outside_dir(!path.starts_with(dir)));
-    parse_registered(id, &rendered, diags)
+    parse_registered(id, &rendered, is_toml(path), diags)
+}
+
+/// True for a `.toml` file: Traefik reads it as TOML, anything else as YAML.
+fn is_toml(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
 }
 
 fn parse_registered(
     id: FileId,
     text: &str,
+    toml: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> (FileId, Option<yaml::Node>) {
-    match yaml::parse(id, text) {
+    let parsed = if toml {
+        crate::toml_doc::parse(id, text)
+    } else {
+        yaml::parse(id, text)
+    };
+    match parsed {
         Ok(node) => (id, node),
         Err(mut d) => {
             if d.span.is_none() {

@@ -62,6 +62,7 @@ codes! {
     NotUtf8 = "not-utf8": "A configuration file is not valid UTF-8 text.",
     FileTooLarge = "file-too-large": "A configuration file exceeds the size limit.",
     YamlSyntax = "yaml-syntax": "The file is not valid YAML.",
+    TomlSyntax = "toml-syntax": "The file is not valid TOML.",
     YamlDuplicateKey = "duplicate-key": "A mapping repeats a key (Traefik rejects the whole file).",
     YamlLimit = "yaml-limit": "The YAML exceeds a safety budget (aliases, nesting, size).",
     YamlNotMapping = "not-a-mapping": "The document is not a mapping of configuration keys.",

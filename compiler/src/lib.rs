@@ -36,5 +36,6 @@ pub mod schema;
 pub mod semantic;
 pub mod source;
 pub mod template;
+pub mod toml_doc;
 pub mod validate;
 pub mod yaml;
