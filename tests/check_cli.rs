@@ -302,3 +302,36 @@ fn grpc_health_checks_are_accepted_over_h2c_and_refused_over_tls() {
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("must be http or grpc"), "{text}");
 }
+
+#[test]
+fn host_resolver_is_a_no_op_unless_it_flattens_cnames_which_is_refused_where_written() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("dynamic.yml"),
+        "http:\n  routers:\n    r:\n      rule: \"Host(`a.example`)\"\n      service: s\n  services:\n    s:\n      loadBalancer:\n        servers:\n          - url: \"http://127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    let check = |resolver: &str| {
+        fs::write(
+            dir.path().join("traefik.yml"),
+            format!("entryPoints:\n  web:\n    address: \":80\"\n{resolver}providers:\n  file:\n    filename: /etc/traefik/dynamic.yml\n"),
+        )
+        .unwrap();
+        let out = bridgectl().arg("check").arg(dir.path()).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    };
+    // Without flattening Traefik's resolver is never asked: accepted, nothing to say.
+    let (code, text) = check("hostResolver:\n  resolvConfig: /etc/resolv.conf\n  resolvDepth: 3\n");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!text.contains("hostResolver"), "{text}");
+    let (code, text) = check("hostResolver:\n  cnameFlattening: true\n");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("error[unsupported]")
+            && text.contains("cnameFlattening")
+            && text.contains("traefik.yml:5:"),
+        "{text}"
+    );
+}

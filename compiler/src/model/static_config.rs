@@ -83,11 +83,11 @@ pub struct StaticConfig {
     #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
     pub tracing: Option<serde_json::Value>,
 
-    /// DNS resolution settings for CNAME flattening.
+    /// DNS resolution settings for CNAME flattening (`cnameFlattening: true` is refused; see
+    /// docs/compatibility.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
-    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
-    pub host_resolver: Option<serde_json::Value>,
+    #[schemars(extend("x-allow-empty" = true))]
+    pub host_resolver: Option<HostResolver>,
 
     /// Certificate resolvers (ACME / Tailscale) by name, referenced by `tls.certResolver`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -562,6 +562,24 @@ pub struct Api {
     /// Custom name shown in the dashboard (default none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dashboard_name: Option<String>,
+}
+
+/// `hostResolver`: Traefik's CNAME flattening of request hosts before `Host` rules match.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostResolver {
+    /// Resolve the request's host through its CNAME chain and match rules on the end too
+    /// (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cname_flattening: Option<bool>,
+
+    /// resolv.conf naming the DNS servers asked (default `/etc/resolv.conf`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolv_config: Option<String>,
+
+    /// Most CNAME links followed (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolv_depth: Option<i64>,
 }
 
 /// The health-check endpoint `/ping` (`ping@internal`).

@@ -416,6 +416,19 @@ impl Ctx<'_> {
                 ));
             }
         }
+        // hostResolver without flattening does nothing in Traefik either (its resolver is only
+        // asked when cnameFlattening is on): accepted as the no-op it is.
+        if cfg
+            .host_resolver
+            .as_ref()
+            .is_some_and(|h| h.cname_flattening == Some(true))
+        {
+            found.push((
+                Code::Unsupported,
+                "hostResolver.cnameFlattening is valid Traefik, but not supported by bridgectl: it makes every request's client-chosen Host a DNS lookup before routing; write the names that point at the proxy into the Host rules instead".into(),
+                "/hostResolver/cnameFlattening",
+            ));
+        }
         for (code, msg, pointer) in found {
             let span = self.static_span(pointer);
             self.err(code, msg, span, pointer.into());
