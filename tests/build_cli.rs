@@ -742,7 +742,8 @@ fn prod_with_a_cert_resolver_takes_the_certificates_from_acme() {
         serde_json::json!([{
             "main": "scadabridge.example.com",
             "sans": [],
-            "routers": ["bridgectl-dashboard", "central"]
+            "routers": ["bridgectl-dashboard", "central"],
+            "default_certificate": false
         }])
     );
     assert_eq!(le["http_challenge"]["entrypoint"], "web");

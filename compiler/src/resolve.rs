@@ -1566,8 +1566,27 @@ impl Resolver<'_> {
                             main: names[0].clone(),
                             sans: names[1..].to_vec(),
                             routers: vec![want.router.clone()],
+                            default_certificate: false,
                         }),
                     }
+                }
+            }
+            if let Some(names) = self.generated_default(name) {
+                let mut sorted = names.clone();
+                sorted.sort();
+                let same = domains.iter_mut().find(|d| {
+                    let mut theirs: Vec<String> = d.names().map(str::to_owned).collect();
+                    theirs.sort();
+                    theirs == sorted
+                });
+                match same {
+                    Some(d) => d.default_certificate = true,
+                    None => domains.push(plan::AcmeDomain {
+                        main: names[0].clone(),
+                        sans: names[1..].to_vec(),
+                        routers: Vec::new(),
+                        default_certificate: true,
+                    }),
                 }
             }
             let delay = |d: Option<&Duration>| ms(d.copied(), 0);
@@ -1625,6 +1644,36 @@ impl Resolver<'_> {
             );
         }
         out
+    }
+
+    /// The names of the default store's `defaultGeneratedCert` when it names `resolver` and no
+    /// `defaultCertificate` is set (which Traefik serves instead, ordering nothing), main first.
+    fn generated_default(&self, resolver: &str) -> Option<Vec<String>> {
+        let stores = || {
+            self.loaded
+                .dynamic
+                .iter()
+                .filter_map(|f| f.model.tls.as_ref()?.stores.as_ref()?.get("default"))
+        };
+        if stores().any(|s| s.default_certificate.is_some()) {
+            return None;
+        }
+        stores().find_map(|s| {
+            let g = s.default_generated_cert.as_ref()?;
+            if g.resolver.as_deref() != Some(resolver) {
+                return None;
+            }
+            let d = g.domain.as_ref()?;
+            let main = d.main.clone().filter(|m| !m.is_empty())?;
+            let mut names = vec![main.to_ascii_lowercase()];
+            for san in d.sans.iter().flatten() {
+                let san = san.to_ascii_lowercase();
+                if !san.is_empty() && !names.contains(&san) {
+                    names.push(san);
+                }
+            }
+            Some(names)
+        })
     }
 
     // ---- tls, api -------------------------------------------------------------------------------

@@ -321,6 +321,9 @@ struct SniResolver {
     strict: bool,
     /// Certificates from ACME resolvers, and their TLS-ALPN-01 answers.
     acme: Option<Arc<Acme>>,
+    /// The main name of the default store's `defaultGeneratedCert` (no `defaultCertificate`):
+    /// its ACME certificate, once obtained, is served instead of `default`.
+    generated_default: Option<String>,
 }
 
 impl SniResolver {
@@ -369,13 +372,36 @@ impl SniResolver {
             // Never stapled: it names no responder (as Traefik's generated certificate).
             None => Served::new(self_signed(provider)?),
         };
+        let generated_default = plan
+            .tls
+            .default_certificate
+            .is_none()
+            .then(|| {
+                plan.certificate_resolvers
+                    .values()
+                    .flat_map(|r| &r.domains)
+                    .find(|d| d.default_certificate)
+                    .map(|d| d.main.to_ascii_lowercase())
+            })
+            .flatten();
         Ok(Self {
             exact,
             wildcard,
             default,
             strict,
             acme,
+            generated_default,
         })
+    }
+
+    /// The default certificate: `defaultGeneratedCert`'s once ACME has it, else the plan's
+    /// default certificate or the self-signed one (as Traefik falls back).
+    fn default_key(&self) -> Arc<CertifiedKey> {
+        self.generated_default
+            .as_deref()
+            .zip(self.acme.as_ref())
+            .and_then(|(name, acme)| acme.find_exact(name).or_else(|| acme.find_wildcard(name)))
+            .unwrap_or_else(|| self.default.key())
     }
 
     /// The names the certificate files cover (`*.parent` for wildcards).
@@ -422,7 +448,7 @@ impl ResolvesServerCert for SniResolver {
         match hello.server_name().and_then(|n| self.find(n)) {
             Some(k) => Some(k),
             None if self.strict => None,
-            None => Some(self.default.key()),
+            None => Some(self.default_key()),
         }
     }
 }

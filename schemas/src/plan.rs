@@ -1737,6 +1737,9 @@ pub struct AcmeDomain {
     pub sans: Vec<String>,
     /// Keys of the routers that need it, sorted.
     pub routers: Vec<String>,
+    /// It is also the default certificate (the default TLS store's `defaultGeneratedCert`),
+    /// served to handshakes no other certificate matches once obtained.
+    pub default_certificate: bool,
 }
 
 impl AcmeDomain {

@@ -805,3 +805,70 @@ fn an_acme_certificate_naming_an_ocsp_responder_is_asked_for_with_its_issuer() {
     let (_, staple) = handshake(site.websecure(), host, false);
     assert_eq!(staple, None);
 }
+
+/// The default store's `defaultGeneratedCert`: its names are ordered from the resolver with the
+/// routers' and, once obtained, that certificate answers handshakes no other certificate
+/// matches (before: the self-signed default), as Traefik serves it.
+#[test]
+fn default_generated_cert_is_ordered_and_answers_unmatched_handshakes() {
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: None,
+        ocsp_responder: None,
+    }) else {
+        return;
+    };
+    let be = backend("a").start();
+    let host = "hmi.acme.test";
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        "      httpChallenge:\n        entryPoint: web\n",
+        host,
+        &be,
+    );
+    let dynamic = site.dir.path().join("dynamic.yml");
+    let mut text = std::fs::read_to_string(&dynamic).unwrap();
+    text.push_str("tls:\n  stores:\n    default:\n      defaultGeneratedCert:\n        resolver: le\n        domain:\n          main: default.acme.test\n          sans: [alt.acme.test]\n");
+    std::fs::write(&dynamic, text).unwrap();
+    let _rt = site.serve();
+    wait_for_issued(&site, &pebble, host, Duration::from_secs(60));
+    // A name nothing covers gets the generated default once it is there.
+    let any = bridge_tests::tls::insecure_client();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let covers = |leaf: &[u8], name: &str| leaf.windows(name.len()).any(|w| w == name.as_bytes());
+    loop {
+        let (leaf, _, _) = https_get(site.websecure(), "unknown.other.test", any.clone()).unwrap();
+        if covers(&leaf, "default.acme.test") {
+            assert!(covers(&leaf, "alt.acme.test"), "the SANs are on it too");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the default certificate was not replaced by the generated one\npebble log:\n{}",
+            pebble.logs()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // It verifies for its own names (no router serves them: 404 over a verified handshake), and
+    // is stored like any other.
+    let (_, status, _) = https_get(
+        site.websecure(),
+        "alt.acme.test",
+        verifying(&pebble.issuer_roots_pem()),
+    )
+    .unwrap();
+    assert_eq!(status, 404);
+    let file = stored(&site.storage());
+    let mains: Vec<&str> = file["le"]["Certificates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["domain"]["main"].as_str())
+        .collect();
+    assert!(mains.contains(&"default.acme.test"), "{mains:?}");
+}

@@ -55,10 +55,10 @@ impl Ctx<'_> {
                         "private key",
                     );
                 }
-                if store.default_generated_cert.is_some() {
-                    let p = format!("{base}/defaultGeneratedCert");
-                    let span = self.key_span(fi, &p);
-                    self.err(Code::Unsupported, "defaultGeneratedCert (ACME) is valid Traefik, but not supported by bridgectl".into(), span, p);
+                if let Some(g) = &store.default_generated_cert
+                    && sname == "default"
+                {
+                    self.check_generated_default(fi, &base, g, store.default_certificate.is_some());
                 }
             }
             for (oname, o) in tls.options.iter().flatten() {
@@ -281,5 +281,89 @@ fn inline_pem_problem(pem: &str, key: bool) -> Option<String> {
         Ok(certs) if certs.is_empty() => Some("it holds no CERTIFICATE block".into()),
         Ok(_) => None,
         Err(e) => Some(describe(e)),
+    }
+}
+
+impl Ctx<'_> {
+    /// The default store's `defaultGeneratedCert`: an ACME resolver and a main name (Traefik
+    /// only warns and serves its self-signed certificate without them; here it is an error).
+    fn check_generated_default(
+        &mut self,
+        fi: usize,
+        base: &str,
+        g: &crate::model::dynamic::GeneratedCert,
+        with_default_certificate: bool,
+    ) {
+        let p = format!("{base}/defaultGeneratedCert");
+        let resolver = g.resolver.as_deref().filter(|r| !r.is_empty());
+        let main = g
+            .domain
+            .as_ref()
+            .and_then(|d| d.main.as_deref())
+            .filter(|m| !m.is_empty());
+        match (resolver, main) {
+            (None, _) => {
+                let span = self.key_span(fi, &p);
+                self.err(
+                    Code::MissingKey,
+                    "defaultGeneratedCert needs `resolver` (Traefik ignores it then and serves its self-signed certificate)".into(),
+                    span,
+                    format!("{p}/resolver"),
+                );
+            }
+            (Some(_), None) => {
+                let span = self.key_span(fi, &p);
+                self.err(
+                    Code::MissingKey,
+                    "defaultGeneratedCert needs `domain.main` (Traefik ignores it then and serves its self-signed certificate)".into(),
+                    span,
+                    format!("{p}/domain/main"),
+                );
+            }
+            (Some(r), Some(_)) => {
+                let acme = self
+                    .loaded
+                    .static_cfg
+                    .certificates_resolvers
+                    .as_ref()
+                    .and_then(|all| all.get(r))
+                    .is_some_and(|res| res.acme.is_some());
+                if !acme {
+                    let rp = format!("{p}/resolver");
+                    let span = self.span(fi, &rp);
+                    self.err(
+                        Code::InvalidValue,
+                        format!("defaultGeneratedCert names `{r}`, which is not an ACME certificate resolver of the static configuration"),
+                        span,
+                        rp,
+                    );
+                }
+                // As for routers' names: what HTTP-01 and TLS-ALPN-01 can prove.
+                let names = g
+                    .domain
+                    .iter()
+                    .flat_map(|d| d.main.iter().chain(d.sans.iter().flatten()));
+                for n in names.filter(|n| n.contains('*')) {
+                    let dp = format!("{p}/domain");
+                    let span = self.key_span(fi, &dp);
+                    self.err(
+                        Code::Acme,
+                        format!("defaultGeneratedCert: the wildcard `{n}` needs the DNS-01 challenge, which bridgectl does not support (HTTP-01 and TLS-ALPN-01 cannot prove a wildcard)"),
+                        span,
+                        dp,
+                    )
+                    .hint = Some("list the host names instead, or use a defaultCertificate file".into());
+                }
+            }
+        }
+        if with_default_certificate {
+            let span = self.key_span(fi, &p);
+            self.warn(
+                Code::InvalidValue,
+                "defaultCertificate and defaultGeneratedCert are both set: the defaultCertificate is served and nothing is ordered for defaultGeneratedCert (Traefik warns the same)".into(),
+                span,
+                p,
+            );
+        }
     }
 }
