@@ -331,6 +331,31 @@ struct AcmeWant {
     names: Vec<crate::acme::Names>,
 }
 
+/// The certificate of `domains` for exactly `names` (in any order), added when there is none:
+/// Traefik orders one certificate per set of names.
+fn acme_domain<'d>(
+    domains: &'d mut Vec<plan::AcmeDomain>,
+    names: &[String],
+) -> &'d mut plan::AcmeDomain {
+    let mut sorted = names.to_vec();
+    sorted.sort();
+    let at = domains.iter().position(|d| {
+        let mut theirs: Vec<&str> = d.names().collect();
+        theirs.sort_unstable();
+        theirs == sorted
+    });
+    let at = at.unwrap_or_else(|| {
+        domains.push(plan::AcmeDomain {
+            main: names.first().cloned().unwrap_or_default(),
+            sans: names.get(1..).unwrap_or_default().to_vec(),
+            routers: Vec::new(),
+            default_certificate: false,
+        });
+        domains.len() - 1
+    });
+    &mut domains[at]
+}
+
 impl Resolver<'_> {
     fn provenance(&self, span: Option<Span>) -> plan::Provenance {
         let Some(span) = span else {
@@ -1548,46 +1573,15 @@ impl Resolver<'_> {
             let mut domains: Vec<plan::AcmeDomain> = Vec::new();
             for want in self.acme_wants.iter().filter(|w| &w.resolver == name) {
                 for names in &want.names {
-                    let mut sorted = names.clone();
-                    sorted.sort();
-                    let same = domains.iter_mut().find(|d| {
-                        let mut theirs: Vec<String> = d.names().map(str::to_owned).collect();
-                        theirs.sort();
-                        theirs == sorted
-                    });
-                    match same {
-                        Some(d) => {
-                            if !d.routers.contains(&want.router) {
-                                d.routers.push(want.router.clone());
-                                d.routers.sort();
-                            }
-                        }
-                        None => domains.push(plan::AcmeDomain {
-                            main: names[0].clone(),
-                            sans: names[1..].to_vec(),
-                            routers: vec![want.router.clone()],
-                            default_certificate: false,
-                        }),
+                    let d = acme_domain(&mut domains, names);
+                    if !d.routers.contains(&want.router) {
+                        d.routers.push(want.router.clone());
+                        d.routers.sort();
                     }
                 }
             }
             if let Some(names) = self.generated_default(name) {
-                let mut sorted = names.clone();
-                sorted.sort();
-                let same = domains.iter_mut().find(|d| {
-                    let mut theirs: Vec<String> = d.names().map(str::to_owned).collect();
-                    theirs.sort();
-                    theirs == sorted
-                });
-                match same {
-                    Some(d) => d.default_certificate = true,
-                    None => domains.push(plan::AcmeDomain {
-                        main: names[0].clone(),
-                        sans: names[1..].to_vec(),
-                        routers: Vec::new(),
-                        default_certificate: true,
-                    }),
-                }
+                acme_domain(&mut domains, &names).default_certificate = true;
             }
             let delay = |d: Option<&Duration>| ms(d.copied(), 0);
             out.insert(
