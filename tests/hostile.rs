@@ -1434,50 +1434,7 @@ fn interim_responses_are_forwarded_as_they_arrive() {
     });
     let p = crafted_proxy(&[&b]);
     let url = format!("http://{}/", p.web);
-    let mut sent = 0;
-    for (case, version, extra) in [
-        ("HTTP/1.1 GET", "http/1.1", vec![]),
-        ("HTTP/1.1 POST", "http/1.1", vec!["--data-binary", "abc"]),
-        ("h2c GET", "http/2", vec!["--http2-prior-knowledge"]),
-        (
-            "h2c POST",
-            "http/2",
-            vec!["--http2-prior-knowledge", "--data-binary", "abc"],
-        ),
-    ] {
-        let heads = bridge_tests::curl_heads(&url, "c0", &extra);
-        sent += 1;
-        let lines: Vec<&str> = heads.iter().map(|(_, l)| l.as_str()).collect();
-        let status = |code: &str| {
-            if version == "http/2" {
-                format!("{version} {code}")
-            } else {
-                format!(
-                    "{version} {code} {}",
-                    match code {
-                        "103" => "early hints",
-                        "102" => "processing",
-                        _ => "ok",
-                    }
-                )
-            }
-        };
-        assert_eq!(
-            lines,
-            [
-                status("103"),
-                "link: </s.css>; rel=preload".to_owned(),
-                status("102"),
-                status("200"),
-            ],
-            "{case}"
-        );
-        // The 103 reached the client while the server was still thinking.
-        assert!(
-            heads[3].0 >= heads[0].0 + pause / 2,
-            "{case}: the 103 came with the final answer: {heads:?}"
-        );
-    }
+    let mut sent = bridge_tests::assert_interims_relayed(&url, "c0", pause, "own codec and hyper");
     // A client that waits for 100 Continue gets it when the body is wanted, before the
     // server's 1xx; over HTTP/2 at once (as Traefik answers there).
     for (case, version, extra) in [

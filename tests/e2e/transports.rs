@@ -274,40 +274,7 @@ fn interim_responses_of_http2_servers_are_forwarded_as_they_arrive() {
     );
     for server in ["h2c", "tls"] {
         let url = format!("http://{}/{server}", rt.web);
-        for (case, version, extra) in [
-            ("HTTP/1.1 GET", "http/1.1", vec![]),
-            ("HTTP/1.1 POST", "http/1.1", vec!["--data-binary", "abc"]),
-            ("h2c GET", "http/2", vec!["--http2-prior-knowledge"]),
-            (
-                "h2c POST",
-                "http/2",
-                vec!["--http2-prior-knowledge", "--data-binary", "abc"],
-            ),
-        ] {
-            let heads = bridge_tests::curl_heads(&url, "scadabridge.local", &extra);
-            let lines: Vec<&str> = heads.iter().map(|(_, l)| l.as_str()).collect();
-            let status = |code: &str, reason: &str| {
-                if version == "http/2" {
-                    format!("{version} {code}")
-                } else {
-                    format!("{version} {code} {reason}")
-                }
-            };
-            assert_eq!(
-                lines,
-                [
-                    status("103", "early hints"),
-                    "link: </s.css>; rel=preload".to_owned(),
-                    status("102", "processing"),
-                    status("200", "ok"),
-                ],
-                "{server}, {case}"
-            );
-            assert!(
-                heads[3].0 >= heads[0].0 + pause / 2,
-                "{server}, {case}: the 103 came with the final answer: {heads:?}"
-            );
-        }
+        bridge_tests::assert_interims_relayed(&url, "scadabridge.local", pause, server);
         // The body went through alongside.
         let out = std::process::Command::new("curl")
             .args(["-s", "--max-time", "10", "--data-binary", "abcd", "-H"])

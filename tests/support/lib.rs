@@ -187,3 +187,51 @@ where
         }
     })
 }
+
+/// The client side of the interim-response tests: a GET and a POST (`abc`) to `url` over
+/// HTTP/1.1 and over h2c, the server sending `103 Early Hints` with a `link`, then after `pause`
+/// `102 Processing` and the final `200`. Each must see the interim responses, in order, before
+/// the final one, the 103 at least half the pause ahead of it. The number of requests sent.
+pub fn assert_interims_relayed(
+    url: &str,
+    host: &str,
+    pause: std::time::Duration,
+    what: &str,
+) -> usize {
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("HTTP/1.1 GET", "http/1.1", &[]),
+        ("HTTP/1.1 POST", "http/1.1", &["--data-binary", "abc"]),
+        ("h2c GET", "http/2", &["--http2-prior-knowledge"]),
+        (
+            "h2c POST",
+            "http/2",
+            &["--http2-prior-knowledge", "--data-binary", "abc"],
+        ),
+    ];
+    for (case, version, extra) in cases {
+        let heads = curl_heads(url, host, extra);
+        let lines: Vec<&str> = heads.iter().map(|(_, l)| l.as_str()).collect();
+        let status = |code: &str, reason: &str| {
+            if version == "http/2" {
+                format!("{version} {code}")
+            } else {
+                format!("{version} {code} {reason}")
+            }
+        };
+        assert_eq!(
+            lines,
+            [
+                status("103", "early hints"),
+                "link: </s.css>; rel=preload".to_owned(),
+                status("102", "processing"),
+                status("200", "ok"),
+            ],
+            "{what}, {case}"
+        );
+        assert!(
+            heads[3].0 >= heads[0].0 + pause / 2,
+            "{what}, {case}: the 103 came with the final answer: {heads:?}"
+        );
+    }
+    cases.len()
+}

@@ -1722,6 +1722,66 @@ pub(crate) mod tests {
         assert_eq!(up.is_available("w"), Some(false));
     }
 
+    /// Nested failovers with `errors`: the pick records the main services it took, innermost
+    /// first, and a replay forces one failover's fallback after another, as Traefik's nested
+    /// handlers hand an answer outwards.
+    #[tokio::test(start_paused = true)]
+    async fn failover_errors_replays_go_from_the_innermost_failover_out() {
+        const C: &str = "http://10.0.0.13:8080";
+        let errors = || {
+            Some(bridge_plan::FailoverErrors {
+                status: vec![bridge_plan::StatusRange { from: 500, to: 599 }],
+                max_request_body_bytes: None,
+            })
+        };
+        let up = Upstreams::from_plan(&plan(vec![
+            ("a", lb(&[(A, 1)], None)),
+            ("b", lb(&[(B, 1)], None)),
+            ("c", lb(&[(C, 1)], None)),
+            (
+                "inner",
+                ServiceKind::Failover(Failover {
+                    service: "a".into(),
+                    fallback: "b".into(),
+                    health_check: false,
+                    errors: errors(),
+                }),
+            ),
+            (
+                "outer",
+                ServiceKind::Failover(Failover {
+                    service: "inner".into(),
+                    fallback: "c".into(),
+                    health_check: false,
+                    errors: errors(),
+                }),
+            ),
+        ]))
+        .unwrap();
+        let id = up.service_id("outer").unwrap();
+        let mut via = Via::default();
+        assert_eq!(picked_url(up.pick_via(id, &mut via)), A);
+        let taken: Vec<usize> = via.failovers_taken().collect();
+        assert_eq!(taken.len(), 2);
+        assert!(up.failover_errors(taken[0]).is_some());
+        // The inner failover replays to its fallback; the outer one still took its main.
+        let mut again = via.replaying(taken[0]);
+        assert_eq!(picked_url(up.pick_via(id, &mut again)), B);
+        assert_eq!(again.failovers_taken().collect::<Vec<_>>(), [taken[1]]);
+        // A retry of that pass keeps the forced fallback.
+        let mut retry = again.again();
+        assert_eq!(picked_url(up.pick_via(id, &mut retry)), B);
+        // Then the outer one replays to its own fallback, and no failover is left to replay.
+        let mut last = again.replaying(taken[1]);
+        assert_eq!(picked_url(up.pick_via(id, &mut last)), C);
+        assert_eq!(last.failovers_taken().count(), 0);
+        // Without errors, a failover records nothing.
+        let mut plain = Via::default();
+        let f = up.service_id("a").unwrap();
+        let _ = up.pick_via(f, &mut plain);
+        assert_eq!(plain.failovers_taken().count(), 0);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn failover_and_mirroring_follow_availability() {
         let failover = ServiceKind::Failover(Failover {
