@@ -21,6 +21,13 @@ pub(crate) fn client_side(e: &(dyn std::error::Error + 'static)) -> bool {
     })
 }
 
+/// True when a failed exchange says nothing about its server: the client's body failed, or the
+/// request was one the server's protocol cannot carry (an `Upgrade` to an HTTP/2 server). Such a
+/// failure is the client's 502, never a passive-health mark against the server.
+pub(crate) fn not_the_servers(e: &SendError) -> bool {
+    matches!(e, SendError::H2(crate::http2::client::H2Error::Upgrade)) || client_side(e)
+}
+
 /// The failure kind of `e`, and whether it was a timeout.
 pub(crate) fn classify(e: &SendError) -> (FailureKind, bool) {
     let (connect, timed_out) = match e {
@@ -124,6 +131,14 @@ mod tests {
         fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
             Some(&*self.0)
         }
+    }
+
+    #[test]
+    fn an_upgrade_an_http2_server_cannot_carry_is_not_held_against_it() {
+        use crate::http2::client::H2Error;
+        assert!(not_the_servers(&SendError::H2(H2Error::Upgrade)));
+        assert!(!not_the_servers(&SendError::H2(H2Error::ConnectTimeout)));
+        assert!(!not_the_servers(&SendError::NoClient));
     }
 
     #[test]

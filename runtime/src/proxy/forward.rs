@@ -11,7 +11,7 @@ use http::uri::PathAndQuery;
 use http::{HeaderValue, Request, Response, StatusCode, Uri, header};
 use http_body_util::BodyExt as _;
 
-use super::classify::{ClientBodyError, classify, client_side};
+use super::classify::{ClientBodyError, classify, not_the_servers};
 use super::forwarded_headers::{self as fwd, Forwarded};
 use super::{Peer, strict};
 use crate::body::{Body, ReqBody, bad_gateway, empty_request, gateway_timeout, text};
@@ -516,7 +516,7 @@ impl Runtime {
     ) -> Response<Body> {
         let mut resp = match result {
             Ok(resp) => resp,
-            Err(e) if client_side(&e) => {
+            Err(e) if not_the_servers(&e) => {
                 tracing::debug!(
                     "{} → {}: {}",
                     out.service_name,
