@@ -9,21 +9,13 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::source::{FileId, Span};
-use crate::yaml::{Key, MAX_DEPTH, MAX_FILE_BYTES, Node, NodeKind};
+use crate::yaml::{Key, MAX_DEPTH, Node, NodeKind};
 
 use toml::de::{DeTable, DeValue};
 
 /// Parses `text` (registered as `file`); `None` for a document without a single key.
 pub fn parse(file: FileId, text: &str) -> Result<Option<Node>, Diagnostic> {
-    if text.len() > MAX_FILE_BYTES {
-        return Err(Diagnostic::error(
-            Code::FileTooLarge,
-            format!(
-                "file is {} bytes; bridgectl reads at most {MAX_FILE_BYTES} bytes",
-                text.len()
-            ),
-        ));
-    }
+    crate::yaml::within_size(text)?;
     let table = DeTable::parse(text).map_err(|e| {
         let span = e.span().map_or_else(
             || Span::new(file, 0, 0),

@@ -300,9 +300,8 @@ fn resolve_scalar(value: &str, plain: bool, tag: Option<&str>) -> NodeKind {
     NodeKind::Str(value.to_owned())
 }
 
-/// Parses one YAML document. An empty document gives `Ok(None)`.
-pub fn parse(file: FileId, text: &str) -> Result<Option<Node>, Diagnostic> {
-    use granit_parser::{Event, Parser, ScalarStyle};
+/// The size budget every configuration file is parsed under ([`MAX_FILE_BYTES`]), YAML or TOML.
+pub fn within_size(text: &str) -> Result<(), Diagnostic> {
     if text.len() > MAX_FILE_BYTES {
         return Err(Diagnostic::error(
             Code::FileTooLarge,
@@ -312,6 +311,13 @@ pub fn parse(file: FileId, text: &str) -> Result<Option<Node>, Diagnostic> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// Parses one YAML document. An empty document gives `Ok(None)`.
+pub fn parse(file: FileId, text: &str) -> Result<Option<Node>, Diagnostic> {
+    use granit_parser::{Event, Parser, ScalarStyle};
+    within_size(text)?;
     if let Some(pos) = text.find('\0') {
         return Err(Diagnostic::error(
             Code::YamlSyntax,

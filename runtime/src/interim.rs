@@ -51,6 +51,13 @@ pub(crate) struct Inbox {
 }
 
 impl Relay {
+    /// Hands an interim response that a client library parsed (hyper's callback, the h2 crate) to
+    /// the client's connection, its hop-by-hop fields removed as from final responses.
+    pub(crate) fn send_parsed(&self, status: StatusCode, mut headers: http::HeaderMap) {
+        crate::proxy::forwarded_headers::strip_hop_by_hop(&mut headers, false);
+        self.send(Interim { status, headers });
+    }
+
     /// Hands `interim` to the client's connection; dropped when the request it belongs to has
     /// been answered already.
     pub(crate) fn send(&self, interim: Interim) {
@@ -163,12 +170,7 @@ impl Sink {
             count.0 += 1;
             drop(count);
             if let Some(relay) = &relay {
-                let mut headers = res.headers().clone();
-                crate::proxy::forwarded_headers::strip_hop_by_hop(&mut headers, false);
-                relay.send(Interim {
-                    status: res.status(),
-                    headers,
-                });
+                relay.send_parsed(res.status(), res.headers().clone());
             }
         });
         sink

@@ -283,19 +283,7 @@ fn client_verifier(
             ));
         }
     };
-    let mut roots = RootCertStore::empty();
-    for file in &ca.cas {
-        let pem = file.read().map_err(|e| format!("CA {file}: {e}"))?;
-        let certs = CertificateDer::pem_slice_iter(&pem)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("CA {file}: {e}"))?;
-        if certs.is_empty() {
-            return Err(format!("CA {file} holds no certificate"));
-        }
-        for c in certs {
-            roots.add(c).map_err(|e| format!("CA {file}: {e}"))?;
-        }
-    }
+    let roots = root_store(&ca.cas, "CA")?;
     if roots.is_empty() {
         return Err(format!(
             "clientAuthType {auth_type} needs caFiles with at least one CA certificate"
@@ -451,6 +439,24 @@ impl ResolvesServerCert for SniResolver {
             None => Some(self.default_key()),
         }
     }
+}
+
+/// The CAs in `files` (files or inline PEM); `what` names them in errors (`rootCAs`, `CA`).
+pub(crate) fn root_store(files: &[bridge_plan::Pem], what: &str) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    for file in files {
+        let pem = file.read().map_err(|e| format!("{what} {file}: {e}"))?;
+        let certs = CertificateDer::pem_slice_iter(&pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{what} {file}: {e}"))?;
+        if certs.is_empty() {
+            return Err(format!("{what} {file} holds no certificate"));
+        }
+        for c in certs {
+            roots.add(c).map_err(|e| format!("{what} {file}: {e}"))?;
+        }
+    }
+    Ok(roots)
 }
 
 /// Reads a certificate chain and its key, checks they belong together, and returns the DNS names

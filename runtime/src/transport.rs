@@ -559,7 +559,7 @@ impl ClientFactory {
             let roots = if t.root_cas.is_empty() {
                 self.native_roots().map_err(err)?
             } else {
-                Arc::new(root_store(&t.root_cas).map_err(err)?)
+                Arc::new(crate::tls::root_store(&t.root_cas, "rootCAs").map_err(err)?)
             };
             let inner = if t.insecure_skip_verify {
                 None
@@ -589,7 +589,7 @@ impl ClientFactory {
             let roots = if t.root_cas.is_empty() {
                 self.native_roots().map_err(err)?
             } else {
-                Arc::new(root_store(&t.root_cas).map_err(err)?)
+                Arc::new(crate::tls::root_store(&t.root_cas, "rootCAs").map_err(err)?)
             };
             builder.with_root_certificates(roots)
         };
@@ -678,24 +678,6 @@ impl rustls::client::ResolvesClientCert for ClientCertificates {
     fn has_certs(&self) -> bool {
         !self.0.is_empty()
     }
-}
-
-/// The CAs in `files` (PEM, paths as written).
-fn root_store(files: &[bridge_plan::Pem]) -> Result<rustls::RootCertStore, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    for file in files {
-        let pem = file.read().map_err(|e| format!("rootCAs {file}: {e}"))?;
-        let certs = CertificateDer::pem_slice_iter(&pem)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("rootCAs {file}: {e}"))?;
-        if certs.is_empty() {
-            return Err(format!("rootCAs {file} holds no certificate"));
-        }
-        for c in certs {
-            roots.add(c).map_err(|e| format!("rootCAs {file}: {e}"))?;
-        }
-    }
-    Ok(roots)
 }
 
 /// `peerCertURI`: the usual verification (or, with `insecureSkipVerify`, the chain alone), and

@@ -1568,11 +1568,16 @@ impl Pem {
     /// The PEM a configuration value names: the value itself when it holds a PEM block, else
     /// the file at that path.
     pub fn of(value: &str) -> Self {
-        if value.contains("-----BEGIN") {
+        if Self::is_inline(value) {
             Self::Inline(value.to_owned())
         } else {
             Self::File(value.to_owned())
         }
+    }
+
+    /// True when a configuration value is PEM text rather than a path (see [`Pem::of`]).
+    pub fn is_inline(value: &str) -> bool {
+        value.contains("-----BEGIN")
     }
 
     /// The bytes: the file's content, or the inline text.

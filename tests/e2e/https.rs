@@ -138,6 +138,18 @@ fn prod_profile_serves_https_with_redirect_hsts_secured_dashboard_and_failover()
     }
 }
 
+/// `curl` for `https://DOMAIN/ui` at `addr`, trusting the CA file `ca`, with `extra` arguments.
+fn curl_ui(addr: SocketAddr, ca: &str, extra: &[&str]) -> std::process::Output {
+    Command::new("curl")
+        .args(["-sS", "--max-time", "10", "--cacert", ca])
+        .arg("--resolve")
+        .arg(format!("{DOMAIN}:{}:127.0.0.1", addr.port()))
+        .args(extra)
+        .arg(format!("https://{DOMAIN}:{}/ui", addr.port()))
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn mutual_tls_accepts_only_clients_with_a_certificate_from_the_ca() {
     let a = backend("a").start();
@@ -173,16 +185,7 @@ fn mutual_tls_accepts_only_clients_with_a_certificate_from_the_ca() {
         web: addrs[0],
         api: addrs[0],
     };
-    let curl = |extra: &[&str]| {
-        Command::new("curl")
-            .args(["-sS", "--max-time", "10", "--cacert", &p("ca.crt")])
-            .arg("--resolve")
-            .arg(format!("{DOMAIN}:{}:127.0.0.1", addrs[0].port()))
-            .args(extra)
-            .arg(format!("https://{DOMAIN}:{}/ui", addrs[0].port()))
-            .output()
-            .unwrap()
-    };
+    let curl = |extra: &[&str]| curl_ui(addrs[0], &p("ca.crt"), extra);
     let with = curl(&["--cert", &p("client.crt"), "--key", &p("client.key")]);
     assert!(
         with.status.success(),
@@ -263,16 +266,7 @@ fn inline_pem_serves_like_files_and_a_broken_one_is_refused_by_check() {
         web: addrs[0],
         api: addrs[0],
     };
-    let curl = |extra: &[&str]| {
-        Command::new("curl")
-            .args(["-sS", "--max-time", "10", "--cacert", &p("ca.crt")])
-            .arg("--resolve")
-            .arg(format!("{DOMAIN}:{}:127.0.0.1", addrs[0].port()))
-            .args(extra)
-            .arg(format!("https://{DOMAIN}:{}/ui", addrs[0].port()))
-            .output()
-            .unwrap()
-    };
+    let curl = |extra: &[&str]| curl_ui(addrs[0], &p("ca.crt"), extra);
     let with = curl(&["--cert", &p("client.crt"), "--key", &p("client.key")]);
     assert!(
         with.status.success(),

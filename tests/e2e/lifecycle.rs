@@ -57,6 +57,18 @@ fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
     assert!(get(rt.web, "/ui").1.starts_with("a /ui"));
     let plan = dir.path().join("plan.json");
     let hup = |rt: &Runtime| signal(rt.child.id(), "-HUP");
+    // Builds the edited files into the served plan file and tells the runtime.
+    let rebuild_and_hup = |rt: &Runtime| {
+        let out = bridgectl()
+            .args(["build"])
+            .arg(dir.path())
+            .args(["--profile", "dev", "--out"])
+            .arg(&plan)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        hup(rt);
+    };
     // A tampered plan is rejected; the old one keeps serving.
     let good = std::fs::read_to_string(&plan).unwrap();
     std::fs::write(&plan, good.replace("/health/active", "/health/other")).unwrap();
@@ -71,15 +83,7 @@ fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
         .unwrap()
         .replace("PathPrefix(`/`)", "PathPrefix(`/app`)");
     std::fs::write(dir.path().join("dynamic.yml"), dynamic).unwrap();
-    let out = bridgectl()
-        .args(["build"])
-        .arg(dir.path())
-        .args(["--profile", "dev", "--out"])
-        .arg(&plan)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    hup(&rt);
+    rebuild_and_hup(&rt);
     let deadline = Instant::now() + Duration::from_secs(10);
     while get(rt.web, "/ui").0 != 404 {
         assert!(Instant::now() < deadline, "the new plan was not applied");
@@ -100,15 +104,7 @@ fn sighup_swaps_in_a_new_plan_and_rejects_a_bad_one() {
             "    address: \":80\"\n    transport:\n      respondingTimeouts:\n        idleTimeout: 7s\n",
         );
     std::fs::write(dir.path().join("traefik.yml"), static_text).unwrap();
-    let out = bridgectl()
-        .args(["build"])
-        .arg(dir.path())
-        .args(["--profile", "dev", "--out"])
-        .arg(&plan)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    hup(&rt);
+    rebuild_and_hup(&rt);
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(
         get(rt.web, "/ui").0,

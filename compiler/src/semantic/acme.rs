@@ -336,26 +336,38 @@ impl Ctx<'_> {
         }
         for names in &wanted {
             for n in names {
-                if n.starts_with("*.*") || n.chars().skip(1).any(|c| c == '*') {
+                if let Some((why, hint)) = acme_name_problem(n) {
                     self.err(
                         Code::Acme,
-                        format!(
-                            "router `{router}`: `{n}` is not a name a CA issues certificates for"
-                        ),
-                        span,
-                        pointer.to_owned(),
-                    );
-                } else if n.starts_with('*') {
-                    self.err(
-                        Code::Acme,
-                        format!("router `{router}`: the wildcard `{n}` needs the DNS-01 challenge, which bridgectl does not support (HTTP-01 and TLS-ALPN-01 cannot prove a wildcard)"),
+                        format!("router `{router}`: {why}"),
                         span,
                         pointer.to_owned(),
                     )
-                    .hint = Some("list the host names instead, or use a certificate file for the wildcard".into());
+                    .hint =
+                        hint.map(|h| format!("{h}, or use a certificate file for the wildcard"));
                 }
             }
         }
+    }
+}
+
+/// Why an ACME resolver cannot obtain a certificate for `name` with HTTP-01 or TLS-ALPN-01, and
+/// what to do instead; `None` when it can.
+pub(super) fn acme_name_problem(name: &str) -> Option<(String, Option<&'static str>)> {
+    if name.starts_with("*.*") || name.chars().skip(1).any(|c| c == '*') {
+        Some((
+            format!("`{name}` is not a name a CA issues certificates for"),
+            None,
+        ))
+    } else if name.starts_with('*') {
+        Some((
+            format!(
+                "the wildcard `{name}` needs the DNS-01 challenge, which bridgectl does not support (HTTP-01 and TLS-ALPN-01 cannot prove a wildcard)"
+            ),
+            Some("list the host names instead"),
+        ))
+    } else {
+        None
     }
 }
 

@@ -230,7 +230,7 @@ impl Ctx<'_> {
             );
             return;
         };
-        if v.contains("-----BEGIN") {
+        if bridge_plan::Pem::is_inline(v) {
             // Inline PEM (Traefik's FileOrContent): it goes into the plan as written, so a
             // broken one is found here rather than when the runtime starts.
             if let Some(why) = inline_pem_problem(v, what == "private key") {
@@ -343,16 +343,11 @@ impl Ctx<'_> {
                     .domain
                     .iter()
                     .flat_map(|d| d.main.iter().chain(d.sans.iter().flatten()));
-                for n in names.filter(|n| n.contains('*')) {
+                for (why, hint) in names.filter_map(|n| super::acme::acme_name_problem(n)) {
                     let dp = format!("{p}/domain");
                     let span = self.key_span(fi, &dp);
-                    self.err(
-                        Code::Acme,
-                        format!("defaultGeneratedCert: the wildcard `{n}` needs the DNS-01 challenge, which bridgectl does not support (HTTP-01 and TLS-ALPN-01 cannot prove a wildcard)"),
-                        span,
-                        dp,
-                    )
-                    .hint = Some("list the host names instead, or use a defaultCertificate file".into());
+                    self.err(Code::Acme, format!("defaultGeneratedCert: {why}"), span, dp)
+                        .hint = hint.map(|h| format!("{h}, or use a defaultCertificate file"));
                 }
             }
         }

@@ -40,7 +40,7 @@ use tokio::time::Instant;
 
 use super::stream::{H2Body, pipe, strip_connection_fields};
 use crate::body::BoxError;
-use crate::http1::client::{Interim, MAX_INTERIM};
+use crate::http1::client::MAX_INTERIM;
 use crate::interim::Relay;
 
 /// hyper's client defaults, kept: windows larger than the protocol's 64 KiB, which would hold
@@ -403,12 +403,7 @@ fn relay(interim: Response<()>, interims: Option<&Relay>, seen: usize) -> Result
     }
     if let Some(relay) = interims {
         let (parts, ()) = interim.into_parts();
-        let mut headers = parts.headers;
-        crate::proxy::forwarded_headers::strip_hop_by_hop(&mut headers, false);
-        relay.send(Interim {
-            status: parts.status,
-            headers,
-        });
+        relay.send_parsed(parts.status, parts.headers);
     }
     Ok(())
 }

@@ -66,11 +66,7 @@ impl Runtime {
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
-            let mut copy = Request::new(buf::request_body(&stored));
-            *copy.method_mut() = parts.method.clone();
-            *copy.uri_mut() = parts.uri.clone();
-            *copy.version_mut() = parts.version;
-            *copy.headers_mut() = parts.headers.clone();
+            let copy = buf::stored_request(&parts, &stored);
             let mut ctx = RequestCtx::new(
                 outer.tls,
                 outer.host,

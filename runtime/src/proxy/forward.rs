@@ -261,11 +261,7 @@ impl Runtime {
         // Held until the last pass's answer has been sent.
         let slots = std::mem::take(&mut out.slots);
         loop {
-            let mut copy = Request::new(buf::request_body(&stored));
-            *copy.method_mut() = parts.method.clone();
-            *copy.uri_mut() = parts.uri.clone();
-            *copy.version_mut() = parts.version;
-            *copy.headers_mut() = parts.headers.clone();
+            let copy = buf::stored_request(&parts, &stored);
             let taken: Vec<usize> = via.failovers_taken().collect();
             let quiet = !taken.is_empty();
             let previous = via.clone();

@@ -293,6 +293,20 @@ pub(crate) fn request_fields(fields: &mut HeaderMap, method: &Method, len: u64) 
     }
 }
 
+/// One attempt's request: `parts`' method, target, version and fields with the stored body
+/// (the extensions of the client's request stay with it).
+pub(crate) fn stored_request(
+    parts: &http::request::Parts,
+    stored: &Stored,
+) -> http::Request<RequestBody> {
+    let mut copy = http::Request::new(request_body(stored));
+    *copy.method_mut() = parts.method.clone();
+    *copy.uri_mut() = parts.uri.clone();
+    *copy.version_mut() = parts.version;
+    *copy.headers_mut() = parts.headers.clone();
+    copy
+}
+
 /// The body an attempt sends.
 pub(crate) fn request_body(stored: &Stored) -> RequestBody {
     if stored.is_empty() {
