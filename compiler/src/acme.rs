@@ -175,3 +175,67 @@ mod tests {
         assert!(covers("example.com", "example.com"));
     }
 }
+
+/// A `dnsChallenge.resolvers` entry as lego dials it: `host:port`, port 53 added when none is
+/// written (`::1` becomes `[::1]:53`, as Go's `JoinHostPort` writes it). `Err`: why it cannot be
+/// dialled.
+pub fn nameserver(entry: &str) -> Result<String, &'static str> {
+    let e = entry.trim();
+    if let Ok(ip) = e.parse::<std::net::IpAddr>() {
+        return Ok(std::net::SocketAddr::new(ip, 53).to_string());
+    }
+    let (host, port) = match e.rsplit_once(':') {
+        Some((h, p)) if h.starts_with('[') => (h.trim_start_matches('[').trim_end_matches(']'), p),
+        Some((h, p)) => (h, p),
+        None => (e, "53"),
+    };
+    if host.is_empty() {
+        return Err("has no host");
+    }
+    let port: u16 = port
+        .parse()
+        .ok()
+        .filter(|p| *p != 0)
+        .ok_or("has no valid port (1-65535)")?;
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(std::net::SocketAddr::new(ip, port).to_string());
+    }
+    let name_ok = host.len() <= 253
+        && host.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    if !name_ok {
+        return Err("is neither an IP address nor a host name");
+    }
+    Ok(format!("{}:{port}", host.to_ascii_lowercase()))
+}
+
+#[cfg(test)]
+mod nameserver_tests {
+    use super::nameserver;
+
+    #[test]
+    fn entries_get_lego_s_default_port_and_bracketed_ipv6() {
+        let table = [
+            ("10.0.0.53", Ok("10.0.0.53:53")),
+            ("10.0.0.53:5353", Ok("10.0.0.53:5353")),
+            ("::1", Ok("[::1]:53")),
+            ("[::1]:5353", Ok("[::1]:5353")),
+            ("NS1.Example.com", Ok("ns1.example.com:53")),
+            ("ns1.example.com:54", Ok("ns1.example.com:54")),
+            (":53", Err("has no host")),
+            ("10.0.0.53:0", Err("has no valid port (1-65535)")),
+            ("10.0.0.53:dns", Err("has no valid port (1-65535)")),
+            (
+                "ns 1.example.com",
+                Err("is neither an IP address nor a host name"),
+            ),
+        ];
+        for (entry, want) in table {
+            assert_eq!(nameserver(entry), want.map(str::to_owned), "{entry}");
+        }
+    }
+}

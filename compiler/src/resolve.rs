@@ -1623,6 +1623,7 @@ impl Resolver<'_> {
                     tls_challenge: a.tls_challenge.as_ref().map(|t| plan::TlsChallenge {
                         delay_ms: delay(t.delay.as_ref()),
                     }),
+                    dns_challenge: dns_challenge(a),
                     client_timeout_ms: ms(
                         a.client_timeout,
                         ms(Some(sc::DEFAULT_ACME_CLIENT_TIMEOUT), 0),
@@ -1887,4 +1888,32 @@ fn health_check(hc: &dy::ServerHealthCheck, bridge: &dy::BridgeHealthCheck) -> p
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `dnsChallenge` as Traefik resolves it (static_config.go `SetEffectiveConfiguration`, then
+/// provider.go `getClient`): the deprecated `delayBeforeCheck` (when positive) and
+/// `disablePropagationCheck: true` create the `propagation` section and override its keys; with
+/// no section lego's defaults hold (every recursive and every authoritative server must see the
+/// record), with one the recursive check is off unless `requireAllRNS`. `None` without a provider
+/// bridgectl runs (`check` reports that).
+fn dns_challenge(a: &crate::model::static_config::Acme) -> Option<plan::DnsChallenge> {
+    let provider = a.dns_provider()?;
+    let d = a.dns_challenge.as_ref()?;
+    let deprecated_delay = d.delay_before_check.filter(|x| x.nanos > 0);
+    let deprecated_disable = d.disable_propagation_check == Some(true);
+    let section = d.propagation.is_some() || deprecated_delay.is_some() || deprecated_disable;
+    let p = d.propagation.clone().unwrap_or_default();
+    Some(plan::DnsChallenge {
+        provider,
+        resolvers: d
+            .resolvers
+            .iter()
+            .flatten()
+            .filter_map(|r| crate::acme::nameserver(r).ok())
+            .collect(),
+        check_recursive: !section || p.require_all_rns == Some(true),
+        check_authoritative: !section || p.disable_ans_checks != Some(true),
+        disable_checks: deprecated_disable || p.disable_checks == Some(true),
+        delay_before_checks_ms: ms(deprecated_delay.or(p.delay_before_checks), 0),
+    })
 }

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 24;
+pub const PLAN_VERSION: u32 = 25;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -1644,6 +1644,8 @@ pub struct CertificateResolver {
     pub http_challenge: Option<HttpChallenge>,
     /// TLS-ALPN-01: answered on every TLS entry point.
     pub tls_challenge: Option<TlsChallenge>,
+    /// DNS-01: a TXT record written through a DNS provider (the only way to a wildcard).
+    pub dns_challenge: Option<DnsChallenge>,
     /// Timeout of one whole exchange with the ACME server.
     pub client_timeout_ms: u64,
     /// Timeout for the response header of the ACME server.
@@ -1729,6 +1731,54 @@ pub struct HttpChallenge {
 pub struct TlsChallenge {
     /// Wait between presenting the answer and telling the CA to check it.
     pub delay_ms: u64,
+}
+
+/// DNS-01 challenge settings, Traefik's `dnsChallenge` resolved: the deprecated keys folded in and
+/// the propagation flags made effective (their defaults depend on whether `propagation` was
+/// written). The provider's own settings (`EXEC_PATH`, `HTTPREQ_ENDPOINT`, credentials, timeouts)
+/// are read from the runtime's environment when an order needs them, as Traefik reads lego's, so
+/// no secret is in the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DnsChallenge {
+    /// Which of lego's generic providers writes and removes the record.
+    pub provider: DnsProvider,
+    /// Recursive resolvers (`host:port`) for CNAME following and the checks; empty: the
+    /// nameservers of the runtime's `/etc/resolv.conf`.
+    pub resolvers: Vec<String>,
+    /// Every recursive resolver must answer the record before the CA is told.
+    pub check_recursive: bool,
+    /// Every authoritative nameserver of the record's zone (asked on port 53) must answer it.
+    pub check_authoritative: bool,
+    /// No propagation check at all: only the waits.
+    pub disable_checks: bool,
+    /// Wait before each check attempt.
+    pub delay_before_checks_ms: u64,
+}
+
+/// lego's generic DNS providers: the ones that need no vendor API in the appliance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum DnsProvider {
+    /// Runs `EXEC_PATH present|cleanup <fqdn> <value>` (or the `RAW` form), one authorization
+    /// at a time.
+    #[serde(rename = "exec")]
+    Exec,
+    /// POSTs JSON to `HTTPREQ_ENDPOINT/present` and `/cleanup`.
+    #[serde(rename = "httpreq")]
+    Httpreq,
+}
+
+impl DnsProvider {
+    /// The provider's name in Traefik's configuration.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exec => "exec",
+            Self::Httpreq => "httpreq",
+        }
+    }
 }
 
 /// One certificate a resolver must obtain: its names, in request order.

@@ -871,9 +871,9 @@ pub struct Acme {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_server_name: Option<String>,
 
-    /// DNS-01 challenge (not supported by bridgectl: use httpChallenge or tlsChallenge).
+    /// DNS-01 challenge (bridgectl runs lego's generic `exec` and `httpreq` providers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
+    #[schemars(extend("x-allow-empty" = true))]
     pub dns_challenge: Option<DnsChallenge>,
 
     /// HTTP-01 challenge.
@@ -900,11 +900,25 @@ pub struct Eab {
     pub hmac_encoded: Option<String>,
 }
 
+impl Acme {
+    /// The DNS-01 provider bridgectl runs for this resolver: `dnsChallenge.provider` when it is
+    /// one of lego's generic providers; `None` without one (Traefik then registers no DNS-01
+    /// solver) or for any other provider (reported by `check`).
+    #[must_use]
+    pub fn dns_provider(&self) -> Option<bridge_plan::DnsProvider> {
+        match self.dns_challenge.as_ref()?.provider.as_deref()? {
+            "exec" => Some(bridge_plan::DnsProvider::Exec),
+            "httpreq" => Some(bridge_plan::DnsProvider::Httpreq),
+            _ => None,
+        }
+    }
+}
+
 /// ACME DNS-01 challenge.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DnsChallenge {
-    /// DNS provider name (lego code, e.g. `cloudflare`).
+    /// DNS provider name (lego code): bridgectl runs `exec` and `httpreq`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
 

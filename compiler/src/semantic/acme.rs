@@ -7,10 +7,13 @@ use crate::canon::escape;
 use crate::diag::{Code, did_you_mean};
 use crate::loaded::resolve_config_path;
 use crate::model::dynamic::Domain;
-use crate::model::static_config::Acme;
+use crate::model::static_config::{Acme, DnsChallenge};
 use crate::rule::{RuleSyntax, parse_rule};
 
 use super::Ctx;
+
+/// The DNS providers bridgectl runs.
+const DNS_PROVIDERS: [&str; 2] = ["exec", "httpreq"];
 
 /// Traefik's `keyType` values.
 const KEY_TYPES: &str = "EC256, EC384, RSA2048, RSA4096";
@@ -72,18 +75,33 @@ impl Ctx<'_> {
     ) {
         let loaded = self.loaded;
         let at = |p: &str| format!("{base}/{p}");
-        if acme.http_challenge.is_none() && acme.tls_challenge.is_none() {
+        let dns_provider = acme
+            .dns_challenge
+            .as_ref()
+            .and_then(|d| d.provider.as_deref());
+        if acme.http_challenge.is_none()
+            && acme.tls_challenge.is_none()
+            && dns_provider.is_none_or(str::is_empty)
+        {
             let span = loaded.static_canon.key_span(base);
+            let why = if acme.dns_challenge.is_some() {
+                " (its dnsChallenge names no provider, so Traefik registers no DNS-01 solver)"
+            } else {
+                ""
+            };
             self.err(
                 Code::Acme,
-                format!("certificate resolver `{name}` names no challenge bridgectl can answer"),
+                format!("certificate resolver `{name}` names no challenge bridgectl can answer{why}"),
                 span,
                 base.to_owned(),
             )
             .hint = Some(
-                "add `httpChallenge: {entryPoint: web}` (HTTP-01 on port 80) or `tlsChallenge: {}` (TLS-ALPN-01 on port 443)"
+                "add `httpChallenge: {entryPoint: web}` (HTTP-01 on port 80), `tlsChallenge: {}` (TLS-ALPN-01 on port 443) or `dnsChallenge: {provider: exec}` (DNS-01)"
                     .into(),
             );
+        }
+        if let Some(dns) = &acme.dns_challenge {
+            self.check_dns_challenge(name, base, acme, dns);
         }
         if let Some(h) = &acme.http_challenge {
             let p = at("httpChallenge/entryPoint");
@@ -270,6 +288,55 @@ impl Ctx<'_> {
         }
     }
 
+    /// `dnsChallenge`: a provider bridgectl runs, resolvers it can dial.
+    fn check_dns_challenge(&mut self, name: &str, base: &str, acme: &Acme, dns: &DnsChallenge) {
+        let at = format!("{base}/dnsChallenge");
+        match dns.provider.as_deref() {
+            None | Some("") => {
+                if acme.http_challenge.is_some() || acme.tls_challenge.is_some() {
+                    let span = self.loaded.static_canon.key_span(&at);
+                    self.warn(
+                        Code::Ignored,
+                        format!("certificate resolver `{name}`: dnsChallenge names no provider, so it is ignored (Traefik registers no DNS-01 solver then)"),
+                        span,
+                        at.clone(),
+                    )
+                    .hint = Some("add `provider: exec` or `provider: httpreq`, or remove dnsChallenge".into());
+                }
+            }
+            Some(p) if acme.dns_provider().is_none() => {
+                let pp = format!("{at}/provider");
+                let span = self.static_span(&pp);
+                let near = did_you_mean(p, DNS_PROVIDERS.iter().copied())
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
+                self.err(
+                    Code::Unsupported,
+                    format!("certificate resolver `{name}`: DNS provider `{p}` is not supported by bridgectl, which runs lego's generic providers `exec` and `httpreq` only"),
+                    span,
+                    pp,
+                )
+                .hint = Some(format!(
+                    "{near}`exec` runs a program of yours with `present`/`cleanup` (EXEC_PATH); `httpreq` POSTs to an endpoint of yours (HTTPREQ_ENDPOINT) — either can drive any DNS service"
+                ));
+            }
+            Some(_) => {}
+        }
+        for (i, r) in dns.resolvers.iter().flatten().enumerate() {
+            if let Err(why) = crate::acme::nameserver(r) {
+                let p = format!("{at}/resolvers/{i}");
+                let span = self.static_span(&p);
+                self.err(
+                    Code::InvalidValue,
+                    format!("certificate resolver `{name}`: resolver `{r}` {why}"),
+                    span,
+                    p,
+                )
+                .hint = Some("`host` or `host:port` (port 53 when left out), e.g. `192.0.2.53:53` or `[2001:db8::53]:53`".into());
+            }
+        }
+    }
+
     /// A router's `certResolver` (its own or its entry point's): the resolver exists and is ACME,
     /// and the names it needs can be obtained. `pointer`/`file` locate the `certResolver` key
     /// (`file` `None`: the static configuration).
@@ -318,9 +385,10 @@ impl Ctx<'_> {
             .hint = Some(hint);
             return;
         };
-        if def.acme.is_none() {
+        let Some(acme) = &def.acme else {
             return; // tailscale: reported as unsupported where it is defined
-        }
+        };
+        let dns01 = acme.dns_provider().is_some();
         let Ok(matcher) = parse_rule(rule, syntax) else {
             return; // reported with the rule
         };
@@ -336,7 +404,7 @@ impl Ctx<'_> {
         }
         for names in &wanted {
             for n in names {
-                if let Some((why, hint)) = acme_name_problem(n) {
+                if let Some((why, hint)) = acme_name_problem(n, dns01) {
                     self.err(
                         Code::Acme,
                         format!("router `{router}`: {why}"),
@@ -351,20 +419,22 @@ impl Ctx<'_> {
     }
 }
 
-/// Why an ACME resolver cannot obtain a certificate for `name` with HTTP-01 or TLS-ALPN-01, and
-/// what to do instead; `None` when it can.
-pub(super) fn acme_name_problem(name: &str) -> Option<(String, Option<&'static str>)> {
+/// Why an ACME resolver cannot obtain a certificate for `name`, and what to do instead; `None`
+/// when it can. `dns01`: the resolver answers DNS-01, the only challenge that proves a wildcard.
+pub(super) fn acme_name_problem(name: &str, dns01: bool) -> Option<(String, Option<&'static str>)> {
     if name.starts_with("*.*") || name.chars().skip(1).any(|c| c == '*') {
         Some((
             format!("`{name}` is not a name a CA issues certificates for"),
             None,
         ))
-    } else if name.starts_with('*') {
+    } else if name.starts_with('*') && !dns01 {
         Some((
             format!(
-                "the wildcard `{name}` needs the DNS-01 challenge, which bridgectl does not support (HTTP-01 and TLS-ALPN-01 cannot prove a wildcard)"
+                "the wildcard `{name}` needs the DNS-01 challenge, which this resolver does not answer (HTTP-01 and TLS-ALPN-01 cannot prove a wildcard)"
             ),
-            Some("list the host names instead"),
+            Some(
+                "add `dnsChallenge: {provider: exec}` (or `httpreq`) to the resolver, or list the host names instead",
+            ),
         ))
     } else {
         None

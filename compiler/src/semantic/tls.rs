@@ -327,8 +327,9 @@ impl Ctx<'_> {
                     .certificates_resolvers
                     .as_ref()
                     .and_then(|all| all.get(r))
-                    .is_some_and(|res| res.acme.is_some());
-                if !acme {
+                    .and_then(|res| res.acme.as_ref());
+                let dns01 = acme.is_some_and(|a| a.dns_provider().is_some());
+                if acme.is_none() {
                     let rp = format!("{p}/resolver");
                     let span = self.span(fi, &rp);
                     self.err(
@@ -338,12 +339,12 @@ impl Ctx<'_> {
                         rp,
                     );
                 }
-                // As for routers' names: what HTTP-01 and TLS-ALPN-01 can prove.
+                // As for routers' names: what the resolver's challenges can prove.
                 let names = g
                     .domain
                     .iter()
                     .flat_map(|d| d.main.iter().chain(d.sans.iter().flatten()));
-                for (why, hint) in names.filter_map(|n| super::acme::acme_name_problem(n)) {
+                for (why, hint) in names.filter_map(|n| super::acme::acme_name_problem(n, dns01)) {
                     let dp = format!("{p}/domain");
                     let span = self.key_span(fi, &dp);
                     self.err(Code::Acme, format!("defaultGeneratedCert: {why}"), span, dp)

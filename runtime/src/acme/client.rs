@@ -24,6 +24,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 
 use super::challenge::Challenges;
+use super::dns01::{Dns01, Record};
 use super::schedule::Failure;
 use crate::body::BoxError;
 use crate::transport::Stream;
@@ -319,7 +320,9 @@ impl Drop for Presented<'_> {
 }
 
 /// One order for `names` (first name main): answers every authorization by HTTP-01 when the
-/// resolver has it, else TLS-ALPN-01, then finalizes with a fresh key of the resolver's type.
+/// resolver has it and the CA offers it, else TLS-ALPN-01, else DNS-01 (the only way to a
+/// wildcard), then finalizes with a fresh key of the resolver's type. DNS records presented are
+/// removed however the order ends.
 pub(crate) async fn obtain(
     account: &Account,
     res: &CertificateResolver,
@@ -331,87 +334,43 @@ pub(crate) async fn obtain(
     if let Some(p) = &res.profile {
         new = new.profile(p);
     }
+    // As Traefik builds lego's client: a DNS provider without its settings fails every order.
+    let dns01 = match &res.dns_challenge {
+        Some(d) => Some(
+            Dns01::from_env(d, &|k| std::env::var(k).ok(), &|| {
+                std::fs::read_to_string("/etc/resolv.conf").ok()
+            })
+            .map_err(OrderError::refused)?,
+        ),
+        None => None,
+    };
     let mut order = account
         .new_order(&new)
         .await
         .map_err(|e| OrderError::from_acme("new order", &e))?;
-    let provider = rustls::crypto::aws_lc_rs::default_provider();
     let mut presented = Presented {
         challenges,
         http: Vec::new(),
         alpn: Vec::new(),
     };
-    let mut delay_ms = 0;
-    {
-        let mut authorizations = order.authorizations();
-        while let Some(next) = authorizations.next().await {
-            let mut authz = next.map_err(|e| OrderError::from_acme("authorization", &e))?;
-            match authz.status {
-                AuthorizationStatus::Pending => {}
-                AuthorizationStatus::Valid => continue,
-                other => {
-                    return Err(OrderError::refused(format!(
-                        "authorization is {other:?} before any challenge"
-                    )));
-                }
+    let mut records = Vec::new();
+    let answered = answer(
+        &mut order,
+        res,
+        dns01.as_ref(),
+        &mut presented,
+        &mut records,
+    )
+    .await;
+    drop(presented);
+    if let Some(d) = &dns01 {
+        for r in &records {
+            if let Err(e) = d.cleanup(r).await {
+                tracing::warn!(target: "acme", "{e}");
             }
-            let host = authz.identifier().to_string();
-            let kind = if res.http_challenge.is_some()
-                && authz
-                    .challenges
-                    .iter()
-                    .any(|c| c.r#type == ChallengeType::Http01)
-            {
-                ChallengeType::Http01
-            } else if res.tls_challenge.is_some() {
-                ChallengeType::TlsAlpn01
-            } else {
-                ChallengeType::Http01
-            };
-            let mut challenge = authz.challenge(kind.clone()).ok_or_else(|| {
-                OrderError::refused(format!(
-                    "the CA offers no {kind:?} challenge for {host} (a wildcard needs DNS-01)"
-                ))
-            })?;
-            let key_auth = challenge.key_authorization();
-            match kind {
-                ChallengeType::Http01 => {
-                    challenges.put_http(&challenge.token, &host, key_auth.as_str());
-                    presented
-                        .http
-                        .push((challenge.token.clone(), host.to_ascii_lowercase()));
-                    delay_ms = delay_ms.max(res.http_challenge.as_ref().map_or(0, |h| h.delay_ms));
-                }
-                _ => {
-                    let cert = super::challenge::alpn_certificate(
-                        &host,
-                        key_auth.digest().as_ref(),
-                        &provider,
-                    )
-                    .map_err(OrderError::refused)?;
-                    challenges.put_alpn(&host, cert);
-                    presented.alpn.push(host.to_ascii_lowercase());
-                    delay_ms = delay_ms.max(res.tls_challenge.as_ref().map_or(0, |t| t.delay_ms));
-                }
-            }
-            if delay_ms > 0 {
-                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-            }
-            challenge
-                .set_ready()
-                .await
-                .map_err(|e| OrderError::from_acme("challenge ready", &e))?;
         }
     }
-    let status = order
-        .poll_ready(
-            &RetryPolicy::new()
-                .initial_delay(Duration::from_millis(250))
-                .timeout(Duration::from_secs(90)),
-        )
-        .await
-        .map_err(|e| OrderError::from_acme("validation", &e))?;
-    drop(presented);
+    let status = answered?;
     if status != OrderStatus::Ready {
         return Err(OrderError::refused(format!(
             "the order is {status:?}: the CA could not validate {}",
@@ -453,6 +412,220 @@ pub(crate) async fn obtain(
         chain_pem,
         key_pem: key.serialize_pem(),
     })
+}
+
+/// Which challenge answers an authorization: HTTP-01 when configured and offered, else
+/// TLS-ALPN-01 when configured, else DNS-01 when configured and offered. lego prefers TLS-ALPN-01
+/// over HTTP-01; bridgectl prefers HTTP-01 because an appliance pair can relay it to the node that
+/// placed the order (TLS-ALPN-01 reaches only the address holder).
+fn choose(res: &CertificateResolver, offered: &[instant_acme::Challenge]) -> ChallengeType {
+    let offers = |t: ChallengeType| offered.iter().any(|c| c.r#type == t);
+    if res.http_challenge.is_some() && offers(ChallengeType::Http01) {
+        ChallengeType::Http01
+    } else if res.tls_challenge.is_some() && offers(ChallengeType::TlsAlpn01) {
+        ChallengeType::TlsAlpn01
+    } else if res.dns_challenge.is_some() && offers(ChallengeType::Dns01) {
+        ChallengeType::Dns01
+    } else if res.http_challenge.is_some() {
+        ChallengeType::Http01
+    } else if res.tls_challenge.is_some() {
+        ChallengeType::TlsAlpn01
+    } else {
+        ChallengeType::Dns01
+    }
+}
+
+/// Answers every pending authorization of `order` and waits until the CA has validated them.
+/// HTTP-01 and TLS-ALPN-01 answers go into `presented`, DNS records into `records` as soon as
+/// they are written, so the caller removes them whatever happens here.
+async fn answer(
+    order: &mut instant_acme::Order,
+    res: &CertificateResolver,
+    dns01: Option<&Dns01>,
+    presented: &mut Presented<'_>,
+    records: &mut Vec<Record>,
+) -> Result<OrderStatus, OrderError> {
+    let provider = rustls::crypto::aws_lc_rs::default_provider();
+    let challenges = presented.challenges;
+    let mut delay_ms = 0;
+    // DNS-01 authorizations: (position in the order, record).
+    let mut dns: Vec<(usize, Record)> = Vec::new();
+    {
+        let mut authorizations = order.authorizations();
+        let mut position = 0;
+        while let Some(next) = authorizations.next().await {
+            let at = position;
+            position += 1;
+            let mut authz = next.map_err(|e| OrderError::from_acme("authorization", &e))?;
+            match authz.status {
+                AuthorizationStatus::Pending => {}
+                AuthorizationStatus::Valid => continue,
+                other => {
+                    return Err(OrderError::refused(format!(
+                        "authorization is {other:?} before any challenge"
+                    )));
+                }
+            }
+            let host = authz.identifier().to_string();
+            let kind = choose(res, &authz.challenges);
+            let mut challenge = authz.challenge(kind.clone()).ok_or_else(|| {
+                OrderError::refused(format!(
+                    "the CA offers no {kind:?} challenge for {host}{}",
+                    if host.starts_with("*.") && res.dns_challenge.is_none() {
+                        " (a wildcard needs DNS-01)"
+                    } else {
+                        ""
+                    }
+                ))
+            })?;
+            let key_auth = challenge.key_authorization();
+            match kind {
+                ChallengeType::Http01 => {
+                    challenges.put_http(&challenge.token, &host, key_auth.as_str());
+                    presented
+                        .http
+                        .push((challenge.token.clone(), host.to_ascii_lowercase()));
+                    delay_ms = delay_ms.max(res.http_challenge.as_ref().map_or(0, |h| h.delay_ms));
+                }
+                ChallengeType::Dns01 => {
+                    let Some(d) = dns01 else {
+                        return Err(OrderError::refused(format!(
+                            "the CA offers only DNS-01 for {host}, which this resolver does not answer"
+                        )));
+                    };
+                    // The identifier without `*.`: where lego writes the record and what RAW
+                    // mode passes.
+                    let domain = host.strip_prefix("*.").unwrap_or(&host).to_owned();
+                    let record = d
+                        .record(
+                            &domain,
+                            &challenge.token,
+                            key_auth.as_str(),
+                            key_auth.dns_value(),
+                        )
+                        .await
+                        .map_err(OrderError::refused)?;
+                    if !d.sequential() {
+                        d.present(&record).await.map_err(OrderError::refused)?;
+                        records.push(record.clone());
+                    }
+                    dns.push((at, record));
+                    continue; // told ready once the record has propagated
+                }
+                _ => {
+                    let cert = super::challenge::alpn_certificate(
+                        &host,
+                        key_auth.digest().as_ref(),
+                        &provider,
+                    )
+                    .map_err(OrderError::refused)?;
+                    challenges.put_alpn(&host, cert);
+                    presented.alpn.push(host.to_ascii_lowercase());
+                    delay_ms = delay_ms.max(res.tls_challenge.as_ref().map_or(0, |t| t.delay_ms));
+                }
+            }
+            if delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+            }
+            challenge
+                .set_ready()
+                .await
+                .map_err(|e| OrderError::from_acme("challenge ready", &e))?;
+        }
+    }
+    if let Some(d) = dns01 {
+        let last = dns.len();
+        for (n, (at, record)) in dns.into_iter().enumerate() {
+            if d.sequential() {
+                d.present(&record).await.map_err(OrderError::refused)?;
+                records.push(record.clone());
+            }
+            d.wait_propagation(&record)
+                .await
+                .map_err(OrderError::refused)?;
+            {
+                let mut authorizations = order.authorizations();
+                let mut authz = nth(&mut authorizations, at).await?;
+                authz
+                    .challenge(ChallengeType::Dns01)
+                    .ok_or_else(|| OrderError::refused("the DNS-01 challenge went away".into()))?
+                    .set_ready()
+                    .await
+                    .map_err(|e| OrderError::from_acme("challenge ready", &e))?;
+            }
+            if d.sequential() {
+                // lego's sequential solve: this record is validated and removed before the next
+                // is written (two values of one name never coexist).
+                let mut authorizations = order.authorizations();
+                let mut authz = nth(&mut authorizations, at).await?;
+                validated(&mut authz, &record.domain).await?;
+                drop(authorizations);
+                if let Some(r) = records.pop() {
+                    d.cleanup(&r).await.map_err(OrderError::refused)?;
+                }
+                if n + 1 < last {
+                    tokio::time::sleep(d.sequence_interval()).await;
+                }
+            }
+        }
+    }
+    order
+        .poll_ready(
+            &RetryPolicy::new()
+                .initial_delay(Duration::from_millis(250))
+                .timeout(Duration::from_secs(90)),
+        )
+        .await
+        .map_err(|e| OrderError::from_acme("validation", &e))
+}
+
+/// The authorization at `at` in the order (its state is cached: no request).
+async fn nth<'a>(
+    authorizations: &'a mut instant_acme::Authorizations<'_>,
+    at: usize,
+) -> Result<instant_acme::AuthorizationHandle<'a>, OrderError> {
+    for _ in 0..at {
+        if let Some(Err(e)) = authorizations.next().await {
+            return Err(OrderError::from_acme("authorization", &e));
+        }
+    }
+    match authorizations.next().await {
+        Some(Ok(a)) => Ok(a),
+        Some(Err(e)) => Err(OrderError::from_acme("authorization", &e)),
+        None => Err(OrderError::refused("an authorization went away".into())),
+    }
+}
+
+/// Polls one authorization until the CA has decided it (at most 90 s, as the order's poll).
+async fn validated(
+    authz: &mut instant_acme::AuthorizationHandle<'_>,
+    domain: &str,
+) -> Result<(), OrderError> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    let mut pause = Duration::from_millis(250);
+    loop {
+        let state = authz
+            .refresh()
+            .await
+            .map_err(|e| OrderError::from_acme("authorization", &e))?;
+        match state.status {
+            AuthorizationStatus::Valid => return Ok(()),
+            AuthorizationStatus::Pending if tokio::time::Instant::now() < deadline => {}
+            other => {
+                let why = state
+                    .challenges
+                    .iter()
+                    .find_map(|c| c.error.as_ref())
+                    .map(|p| format!(": {p}"))
+                    .unwrap_or_default();
+                return Err(OrderError::refused(format!(
+                    "the CA could not validate the DNS record of {domain} (authorization {other:?}){why}"
+                )));
+            }
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(2));
+    }
 }
 
 /// A fresh private key of a Traefik key type.

@@ -5,6 +5,9 @@
 //! - [`client`]: instant-acme over our own HTTP client, one order from names to chain and key;
 //! - [`challenge`]: the open HTTP-01 and TLS-ALPN-01 answers the request path and the TLS
 //!   resolver serve;
+//! - [`dns01`]: DNS-01 records written and removed through lego's `exec` and `httpreq`
+//!   providers, configured from the environment as Traefik's are, and the propagation wait;
+//! - [`dns`]: the DNS queries of that wait (CNAME following, recursive and authoritative checks);
 //! - [`schedule`]: renewal and retry times, pure;
 //! - this file: [`Acme`], which outlives reloads. At load it serves every stored certificate at
 //!   once (the SNI resolver reads [`Acme::find_exact`] and [`Acme::find_wildcard`]), then one task per resolver orders what is
@@ -31,6 +34,8 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 pub(crate) mod challenge;
 pub(crate) mod client;
+mod dns;
+mod dns01;
 mod schedule;
 pub(crate) mod storage;
 
