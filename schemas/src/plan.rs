@@ -2502,10 +2502,13 @@ impl Plan {
                     &h.entrypoint,
                 )?;
             }
-            if res.http_challenge.is_none() && res.tls_challenge.is_none() {
+            if res.http_challenge.is_none()
+                && res.tls_challenge.is_none()
+                && res.dns_challenge.is_none()
+            {
                 return Err(bad(
                     at,
-                    "names no challenge (http_challenge or tls_challenge)".into(),
+                    "names no challenge (http_challenge, tls_challenge or dns_challenge)".into(),
                 ));
             }
             for (i, d) in res.domains.iter().enumerate() {

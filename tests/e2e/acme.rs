@@ -872,3 +872,281 @@ fn default_generated_cert_is_ordered_and_answers_unmatched_handshakes() {
         .collect();
     assert!(mains.contains(&"default.acme.test"), "{mains:?}");
 }
+
+/// A resolver answering DNS-01 through pebble-challtestsrv's DNS server (pebble's validator asks
+/// it too): the recursive check really asks it; the authoritative check is off (challtestsrv
+/// answers NOTIMP to SOA and NS, and would need port 53).
+fn dns_challenge(pebble: &Pebble, provider: &str) -> String {
+    format!(
+        "      dnsChallenge:\n        provider: {provider}\n        resolvers: [\"{}\"]\n        propagation:\n          requireAllRNS: true\n          disableANSChecks: true\n",
+        pebble.dns_addr()
+    )
+}
+
+/// The router asks for `*.{base}` with `{base}` as a SAN: two authorizations whose records share
+/// one name, `_acme-challenge.{base}.`.
+fn ask_for_wildcard(site: &Site, base: &str) {
+    let dynamic = site.dir.path().join("dynamic.yml");
+    let text = std::fs::read_to_string(&dynamic).unwrap().replace(
+        "        certResolver: le\n",
+        &format!("        certResolver: le\n        domains:\n          - main: \"*.{base}\"\n            sans: [{base}]\n"),
+    );
+    std::fs::write(&dynamic, text).unwrap();
+}
+
+/// An `EXEC_PATH` program: appends its arguments to `dir/argv`, then writes the record into
+/// challtestsrv (`present`) or removes it (`cleanup`) — unless `write` is false.
+fn exec_script(dir: &Path, pebble: &Pebble, write: bool) -> (PathBuf, PathBuf) {
+    let log = dir.join("argv");
+    let script = dir.join("dns-hook.sh");
+    let api = pebble.challtestsrv_url();
+    let act = if write {
+        format!(
+            "case \"$1\" in\n  present) curl -sf -X POST -d \"{{\\\"host\\\":\\\"$2\\\",\\\"value\\\":\\\"$3\\\"}}\" {api}/set-txt ;;\n  cleanup) curl -sf -X POST -d \"{{\\\"host\\\":\\\"$2\\\"}}\" {api}/clear-txt ;;\nesac\n"
+        )
+    } else {
+        String::new()
+    };
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$@\" >> {}\n{act}", log.display()),
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&script, perm).unwrap();
+    (script, log)
+}
+
+impl Site {
+    fn serve_with_env(&self, env: &[(&str, &str)]) -> KillOnDrop {
+        let mut cmd = bridge_runtime(&self.plan());
+        cmd.envs(env.iter().copied());
+        let (child, _) = spawn_serving(&mut cmd, &["web", "websecure"]);
+        KillOnDrop(child)
+    }
+}
+
+/// The names a served leaf carries (its DER searched for each).
+fn leaf_names(leaf: &[u8], names: &[&str]) -> Vec<bool> {
+    names
+        .iter()
+        .map(|n| leaf.windows(n.len()).any(|w| w == n.as_bytes()))
+        .collect()
+}
+
+#[test]
+fn dns01_by_exec_obtains_a_wildcard_one_authorization_at_a_time() {
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: None,
+        ocsp_responder: None,
+    }) else {
+        return;
+    };
+    if bridge_tests::process::find_binary("curl").is_none() {
+        eprintln!("curl is not installed; skipping the DNS-01 exec test");
+        return;
+    }
+    let be = backend("a").start();
+    let base = "dns.acme.test";
+    let site = Site::new(&pebble, web, websecure, &dns_challenge(&pebble, "exec"), base, &be);
+    ask_for_wildcard(&site, base);
+    let (script, log) = exec_script(site.dir.path(), &pebble, true);
+    let _rt = site.serve_with_env(&[
+        ("EXEC_PATH", script.to_str().unwrap()),
+        ("EXEC_POLLING_INTERVAL", "1"),
+        ("EXEC_PROPAGATION_TIMEOUT", "20"),
+        ("EXEC_SEQUENCE_INTERVAL", "0"),
+    ]);
+    // Any name under the wildcard verifies with pebble's root, and the base name too.
+    let (leaf, status, _) = wait_for_issued(&site, &pebble, "hmi.dns.acme.test", Duration::from_secs(90));
+    assert_eq!(status, 404, "no router for hmi.dns.acme.test, but a verified handshake");
+    assert_eq!(leaf_names(&leaf, &["*.dns.acme.test", "dns.acme.test"]), [true, true]);
+    let (_, status, body) = https_get(site.websecure(), base, verifying(&pebble.issuer_roots_pem())).unwrap();
+    assert_eq!(status, 200, "{body}");
+    // lego's default exec arguments, and its sequential solve: each record is validated and
+    // removed before the next is written (both live at the same name).
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let calls: Vec<Vec<&str>> = calls.lines().map(|l| l.split(' ').collect()).collect();
+    let verbs: Vec<&str> = calls.iter().map(|c| c[0]).collect();
+    assert_eq!(verbs, ["present", "cleanup", "present", "cleanup"], "{calls:?}");
+    for c in &calls {
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert_eq!(c[1], "_acme-challenge.dns.acme.test.");
+        assert_eq!(c[2].len(), 43, "base64url SHA-256: {c:?}");
+    }
+    assert_ne!(calls[0][2], calls[2][2], "one value per authorization");
+    let file = stored(&site.storage());
+    let main = file["le"]["Certificates"][0]["domain"]["main"].as_str();
+    assert_eq!(main, Some("*.dns.acme.test"));
+}
+
+#[test]
+fn dns01_by_exec_raw_that_never_writes_the_record_fails_after_the_timeout_and_cleans_up() {
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: None,
+        ocsp_responder: None,
+    }) else {
+        return;
+    };
+    let be = backend("a").start();
+    let host = "norecord.acme.test";
+    let site = Site::new(&pebble, web, websecure, &dns_challenge(&pebble, "exec"), host, &be);
+    let (script, log) = exec_script(site.dir.path(), &pebble, false);
+    let started = Instant::now();
+    let _rt = site.serve_with_env(&[
+        ("EXEC_PATH", script.to_str().unwrap()),
+        ("EXEC_MODE", "RAW"),
+        ("EXEC_POLLING_INTERVAL", "1"),
+        ("EXEC_PROPAGATION_TIMEOUT", "3"),
+    ]);
+    // RAW mode: `present -- <domain> <token> <keyAuth>`; the check never sees the value, so the
+    // order fails once the timeout is over, and the record is removed all the same.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let calls = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.lines().any(|l| l.starts_with("cleanup")) {
+            break text;
+        }
+        assert!(Instant::now() < deadline, "no cleanup after the timeout: {text:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(started.elapsed() >= Duration::from_secs(4), "interval 1s + timeout 3s first");
+    let lines: Vec<Vec<&str>> = calls.lines().take(2).map(|l| l.split(' ').collect()).collect();
+    assert_eq!(lines[0][..3], ["present", "--", host]);
+    assert_eq!(lines[1][..3], ["cleanup", "--", host]);
+    let (token, key_auth) = (lines[0][3], lines[0][4]);
+    assert!(key_auth.starts_with(&format!("{token}.")), "{key_auth}");
+    assert_eq!(lines[0], lines[1][..].iter().map(|s| if *s == "cleanup" { "present" } else { s }).collect::<Vec<_>>());
+    // Nothing was issued: the router is still served with the default certificate.
+    let verified = https_get(site.websecure(), host, verifying(&pebble.issuer_roots_pem()));
+    assert!(verified.is_err(), "no certificate from pebble: {verified:?}");
+}
+
+/// The httpreq endpoint of the test: records every request (path, headers, body) and writes or
+/// removes the record in challtestsrv, answering 200 (or 500 for `fail` in the body's value).
+struct Endpoint {
+    addr: SocketAddr,
+    seen: Arc<std::sync::Mutex<Vec<(String, String, serde_json::Value)>>>,
+}
+
+fn httpreq_endpoint(pebble: &Pebble) -> Endpoint {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let api = pebble.challtestsrv_url();
+    let api: SocketAddr = api.trim_start_matches("http://").parse().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { return };
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let (head, body) = loop {
+                let n = c.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break (String::new(), Vec::new());
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+                        .unwrap_or(0);
+                    while buf.len() < end + 4 + len {
+                        let n = c.read(&mut chunk).unwrap_or(0);
+                        if n == 0 {
+                            break;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                    break (head, buf[end + 4..].to_vec());
+                }
+            };
+            let path = head.split(' ').nth(1).unwrap_or_default().to_owned();
+            let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            record.lock().unwrap().push((path.clone(), head.clone(), json.clone()));
+            let host = json["fqdn"].as_str().unwrap_or_default();
+            let forward = match path.as_str() {
+                "/api/present" => Some(("/set-txt", format!("{{\"host\":\"{host}\",\"value\":\"{}\"}}", json["value"].as_str().unwrap_or_default()))),
+                "/api/cleanup" => Some(("/clear-txt", format!("{{\"host\":\"{host}\"}}"))),
+                _ => None,
+            };
+            if let Some((p, b)) = forward {
+                let mut s = TcpStream::connect(api).unwrap();
+                write!(s, "POST {p} HTTP/1.1\r\nHost: {api}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}", b.len()).unwrap();
+                let mut out = String::new();
+                let _ = s.read_to_string(&mut out);
+            }
+            let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        }
+    });
+    Endpoint { addr, seen }
+}
+
+#[test]
+fn dns01_by_httpreq_presents_every_record_first_with_basic_auth() {
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: None,
+        ocsp_responder: None,
+    }) else {
+        return;
+    };
+    let be = backend("a").start();
+    let host = "one.acme.test";
+    let site = Site::new(&pebble, web, websecure, &dns_challenge(&pebble, "httpreq"), host, &be);
+    // Two names, two record names: both presented before either is validated (lego's parallel
+    // solve), removed at the end.
+    let dynamic = site.dir.path().join("dynamic.yml");
+    let text = std::fs::read_to_string(&dynamic)
+        .unwrap()
+        .replace("Host(`one.acme.test`)", "Host(`one.acme.test`) || Host(`two.acme.test`)");
+    std::fs::write(&dynamic, text).unwrap();
+    let endpoint = httpreq_endpoint(&pebble);
+    let password = site.dir.path().join("password");
+    std::fs::write(&password, "pa55\n").unwrap();
+    let url = format!("http://{}/api/", endpoint.addr);
+    let _rt = site.serve_with_env(&[
+        ("HTTPREQ_ENDPOINT", url.as_str()),
+        ("HTTPREQ_USERNAME", "lego"),
+        ("HTTPREQ_PASSWORD_FILE", password.to_str().unwrap()),
+        ("HTTPREQ_POLLING_INTERVAL", "1"),
+        ("HTTPREQ_PROPAGATION_TIMEOUT", "20"),
+    ]);
+    let (leaf, status, _) = wait_for_issued(&site, &pebble, "two.acme.test", Duration::from_secs(90));
+    assert_eq!(status, 200);
+    assert_eq!(leaf_names(&leaf, &["one.acme.test", "two.acme.test"]), [true, true]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while endpoint.seen.lock().unwrap().len() < 4 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seen = endpoint.seen.lock().unwrap().clone();
+    let paths: Vec<&str> = seen.iter().map(|(p, _, _)| p.as_str()).collect();
+    assert_eq!(paths, ["/api/present", "/api/present", "/api/cleanup", "/api/cleanup"]);
+    let mut fqdns: Vec<&str> = seen[..2].iter().map(|(_, _, j)| j["fqdn"].as_str().unwrap()).collect();
+    fqdns.sort_unstable();
+    assert_eq!(fqdns, ["_acme-challenge.one.acme.test.", "_acme-challenge.two.acme.test."]);
+    for (_, head, json) in &seen {
+        let head = head.to_ascii_lowercase();
+        // base64("lego:pa55"): the password file's line end is not part of it.
+        assert!(head.contains("authorization: basic bgvnbzpwytu1"), "{head}");
+        assert!(head.contains("content-type: application/json"), "{head}");
+        assert!(head.contains("accept: application/json"), "{head}");
+        assert_eq!(json["value"].as_str().map(str::len), Some(43), "{json}");
+        assert_eq!(json.as_object().map(|o| o.len()), Some(2), "only fqdn and value: {json}");
+    }
+}
