@@ -12,6 +12,8 @@
 use bridge_tests::backends::{Reply, backend};
 use bridge_tests::traefik::{Probe, agree, oracle, serve_twice};
 
+#[path = "differential/acme_dns01.rs"]
+mod acme_dns01;
 #[path = "differential/balancing.rs"]
 mod balancing;
 #[path = "differential/buffering.rs"]

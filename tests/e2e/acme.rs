@@ -953,7 +953,14 @@ fn dns01_by_exec_obtains_a_wildcard_one_authorization_at_a_time() {
     }
     let be = backend("a").start();
     let base = "dns.acme.test";
-    let site = Site::new(&pebble, web, websecure, &dns_challenge(&pebble, "exec"), base, &be);
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        &dns_challenge(&pebble, "exec"),
+        base,
+        &be,
+    );
     ask_for_wildcard(&site, base);
     let (script, log) = exec_script(site.dir.path(), &pebble, true);
     let _rt = site.serve_with_env(&[
@@ -963,17 +970,33 @@ fn dns01_by_exec_obtains_a_wildcard_one_authorization_at_a_time() {
         ("EXEC_SEQUENCE_INTERVAL", "0"),
     ]);
     // Any name under the wildcard verifies with pebble's root, and the base name too.
-    let (leaf, status, _) = wait_for_issued(&site, &pebble, "hmi.dns.acme.test", Duration::from_secs(90));
-    assert_eq!(status, 404, "no router for hmi.dns.acme.test, but a verified handshake");
-    assert_eq!(leaf_names(&leaf, &["*.dns.acme.test", "dns.acme.test"]), [true, true]);
-    let (_, status, body) = https_get(site.websecure(), base, verifying(&pebble.issuer_roots_pem())).unwrap();
+    let (leaf, status, _) =
+        wait_for_issued(&site, &pebble, "hmi.dns.acme.test", Duration::from_secs(90));
+    assert_eq!(
+        status, 404,
+        "no router for hmi.dns.acme.test, but a verified handshake"
+    );
+    assert_eq!(
+        leaf_names(&leaf, &["*.dns.acme.test", "dns.acme.test"]),
+        [true, true]
+    );
+    let (_, status, body) = https_get(
+        site.websecure(),
+        base,
+        verifying(&pebble.issuer_roots_pem()),
+    )
+    .unwrap();
     assert_eq!(status, 200, "{body}");
     // lego's default exec arguments, and its sequential solve: each record is validated and
     // removed before the next is written (both live at the same name).
     let calls = std::fs::read_to_string(&log).unwrap();
     let calls: Vec<Vec<&str>> = calls.lines().map(|l| l.split(' ').collect()).collect();
     let verbs: Vec<&str> = calls.iter().map(|c| c[0]).collect();
-    assert_eq!(verbs, ["present", "cleanup", "present", "cleanup"], "{calls:?}");
+    assert_eq!(
+        verbs,
+        ["present", "cleanup", "present", "cleanup"],
+        "{calls:?}"
+    );
     for c in &calls {
         assert_eq!(c.len(), 3, "{c:?}");
         assert_eq!(c[1], "_acme-challenge.dns.acme.test.");
@@ -999,7 +1022,14 @@ fn dns01_by_exec_raw_that_never_writes_the_record_fails_after_the_timeout_and_cl
     };
     let be = backend("a").start();
     let host = "norecord.acme.test";
-    let site = Site::new(&pebble, web, websecure, &dns_challenge(&pebble, "exec"), host, &be);
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        &dns_challenge(&pebble, "exec"),
+        host,
+        &be,
+    );
     let (script, log) = exec_script(site.dir.path(), &pebble, false);
     let started = Instant::now();
     let _rt = site.serve_with_env(&[
@@ -1016,19 +1046,42 @@ fn dns01_by_exec_raw_that_never_writes_the_record_fails_after_the_timeout_and_cl
         if text.lines().any(|l| l.starts_with("cleanup")) {
             break text;
         }
-        assert!(Instant::now() < deadline, "no cleanup after the timeout: {text:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no cleanup after the timeout: {text:?}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(started.elapsed() >= Duration::from_secs(4), "interval 1s + timeout 3s first");
-    let lines: Vec<Vec<&str>> = calls.lines().take(2).map(|l| l.split(' ').collect()).collect();
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "interval 1s + timeout 3s first"
+    );
+    let lines: Vec<Vec<&str>> = calls
+        .lines()
+        .take(2)
+        .map(|l| l.split(' ').collect())
+        .collect();
     assert_eq!(lines[0][..3], ["present", "--", host]);
     assert_eq!(lines[1][..3], ["cleanup", "--", host]);
     let (token, key_auth) = (lines[0][3], lines[0][4]);
     assert!(key_auth.starts_with(&format!("{token}.")), "{key_auth}");
-    assert_eq!(lines[0], lines[1][..].iter().map(|s| if *s == "cleanup" { "present" } else { s }).collect::<Vec<_>>());
+    assert_eq!(
+        lines[0],
+        lines[1][..]
+            .iter()
+            .map(|s| if *s == "cleanup" { "present" } else { s })
+            .collect::<Vec<_>>()
+    );
     // Nothing was issued: the router is still served with the default certificate.
-    let verified = https_get(site.websecure(), host, verifying(&pebble.issuer_roots_pem()));
-    assert!(verified.is_err(), "no certificate from pebble: {verified:?}");
+    let verified = https_get(
+        site.websecure(),
+        host,
+        verifying(&pebble.issuer_roots_pem()),
+    );
+    assert!(
+        verified.is_err(),
+        "no certificate from pebble: {verified:?}"
+    );
 }
 
 /// The httpreq endpoint of the test: records every request (path, headers, body) and writes or
@@ -1061,7 +1114,11 @@ fn httpreq_endpoint(pebble: &Pebble) -> Endpoint {
                     let head = String::from_utf8_lossy(&buf[..end]).into_owned();
                     let len: usize = head
                         .lines()
-                        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse().unwrap())
+                        })
                         .unwrap_or(0);
                     while buf.len() < end + 4 + len {
                         let n = c.read(&mut chunk).unwrap_or(0);
@@ -1075,10 +1132,19 @@ fn httpreq_endpoint(pebble: &Pebble) -> Endpoint {
             };
             let path = head.split(' ').nth(1).unwrap_or_default().to_owned();
             let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-            record.lock().unwrap().push((path.clone(), head.clone(), json.clone()));
+            record
+                .lock()
+                .unwrap()
+                .push((path.clone(), head.clone(), json.clone()));
             let host = json["fqdn"].as_str().unwrap_or_default();
             let forward = match path.as_str() {
-                "/api/present" => Some(("/set-txt", format!("{{\"host\":\"{host}\",\"value\":\"{}\"}}", json["value"].as_str().unwrap_or_default()))),
+                "/api/present" => Some((
+                    "/set-txt",
+                    format!(
+                        "{{\"host\":\"{host}\",\"value\":\"{}\"}}",
+                        json["value"].as_str().unwrap_or_default()
+                    ),
+                )),
                 "/api/cleanup" => Some(("/clear-txt", format!("{{\"host\":\"{host}\"}}"))),
                 _ => None,
             };
@@ -1088,7 +1154,8 @@ fn httpreq_endpoint(pebble: &Pebble) -> Endpoint {
                 let mut out = String::new();
                 let _ = s.read_to_string(&mut out);
             }
-            let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ =
+                c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         }
     });
     Endpoint { addr, seen }
@@ -1108,13 +1175,21 @@ fn dns01_by_httpreq_presents_every_record_first_with_basic_auth() {
     };
     let be = backend("a").start();
     let host = "one.acme.test";
-    let site = Site::new(&pebble, web, websecure, &dns_challenge(&pebble, "httpreq"), host, &be);
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        &dns_challenge(&pebble, "httpreq"),
+        host,
+        &be,
+    );
     // Two names, two record names: both presented before either is validated (lego's parallel
     // solve), removed at the end.
     let dynamic = site.dir.path().join("dynamic.yml");
-    let text = std::fs::read_to_string(&dynamic)
-        .unwrap()
-        .replace("Host(`one.acme.test`)", "Host(`one.acme.test`) || Host(`two.acme.test`)");
+    let text = std::fs::read_to_string(&dynamic).unwrap().replace(
+        "Host(`one.acme.test`)",
+        "Host(`one.acme.test`) || Host(`two.acme.test`)",
+    );
     std::fs::write(&dynamic, text).unwrap();
     let endpoint = httpreq_endpoint(&pebble);
     let password = site.dir.path().join("password");
@@ -1127,19 +1202,40 @@ fn dns01_by_httpreq_presents_every_record_first_with_basic_auth() {
         ("HTTPREQ_POLLING_INTERVAL", "1"),
         ("HTTPREQ_PROPAGATION_TIMEOUT", "20"),
     ]);
-    let (leaf, status, _) = wait_for_issued(&site, &pebble, "two.acme.test", Duration::from_secs(90));
+    let (leaf, status, _) =
+        wait_for_issued(&site, &pebble, "two.acme.test", Duration::from_secs(90));
     assert_eq!(status, 200);
-    assert_eq!(leaf_names(&leaf, &["one.acme.test", "two.acme.test"]), [true, true]);
+    assert_eq!(
+        leaf_names(&leaf, &["one.acme.test", "two.acme.test"]),
+        [true, true]
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     while endpoint.seen.lock().unwrap().len() < 4 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
     let seen = endpoint.seen.lock().unwrap().clone();
     let paths: Vec<&str> = seen.iter().map(|(p, _, _)| p.as_str()).collect();
-    assert_eq!(paths, ["/api/present", "/api/present", "/api/cleanup", "/api/cleanup"]);
-    let mut fqdns: Vec<&str> = seen[..2].iter().map(|(_, _, j)| j["fqdn"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/api/present",
+            "/api/present",
+            "/api/cleanup",
+            "/api/cleanup"
+        ]
+    );
+    let mut fqdns: Vec<&str> = seen[..2]
+        .iter()
+        .map(|(_, _, j)| j["fqdn"].as_str().unwrap())
+        .collect();
     fqdns.sort_unstable();
-    assert_eq!(fqdns, ["_acme-challenge.one.acme.test.", "_acme-challenge.two.acme.test."]);
+    assert_eq!(
+        fqdns,
+        [
+            "_acme-challenge.one.acme.test.",
+            "_acme-challenge.two.acme.test."
+        ]
+    );
     for (_, head, json) in &seen {
         let head = head.to_ascii_lowercase();
         // base64("lego:pa55"): the password file's line end is not part of it.
@@ -1147,6 +1243,10 @@ fn dns01_by_httpreq_presents_every_record_first_with_basic_auth() {
         assert!(head.contains("content-type: application/json"), "{head}");
         assert!(head.contains("accept: application/json"), "{head}");
         assert_eq!(json["value"].as_str().map(str::len), Some(43), "{json}");
-        assert_eq!(json.as_object().map(|o| o.len()), Some(2), "only fqdn and value: {json}");
+        assert_eq!(
+            json.as_object().map(|o| o.len()),
+            Some(2),
+            "only fqdn and value: {json}"
+        );
     }
 }
