@@ -34,6 +34,8 @@ mod forward_auth;
 mod grpc_health;
 #[path = "differential/grpc_web.rs"]
 mod grpc_web;
+#[path = "differential/http3.rs"]
+mod http3;
 #[path = "differential/ocsp.rs"]
 mod ocsp;
 #[path = "differential/paths.rs"]

@@ -767,6 +767,13 @@ impl Resolver<'_> {
                         insecure: p.insecure.unwrap_or(false),
                         trusted_ips: p.trusted_ips.clone().unwrap_or_default(),
                     }),
+                    http3: ep.http3.as_ref().map(|h| plan::Http3 {
+                        advertised_port: h
+                            .advertised_port
+                            .and_then(|p| u16::try_from(p).ok())
+                            .filter(|p| *p > 0)
+                            .unwrap_or(port),
+                    }),
                     timeouts: plan::Timeouts {
                         read_ms: ms(rt.and_then(|t| t.read_timeout), 60_000),
                         write_ms: ms(rt.and_then(|t| t.write_timeout), 0),
@@ -841,6 +848,7 @@ impl Resolver<'_> {
                         trusted_ips: Vec::new(),
                     },
                     proxy_protocol: None,
+                    http3: None,
                     timeouts: plan::Timeouts {
                         read_ms: 60_000,
                         write_ms: 0,

@@ -158,7 +158,23 @@ pub async fn serve_with(
                 source,
             })?
         };
-        tracing::info!("entry point {name} listening on {}", listener.local_addr()?);
+        let local = listener.local_addr()?;
+        tracing::info!("entry point {name} listening on {local}");
+        if ep.http3.is_some() {
+            let udp =
+                crate::http3::bind(local).map_err(|source| crate::runtime::ServeError::Bind {
+                    name: name.clone(),
+                    addr: local,
+                    source,
+                })?;
+            tracing::info!("entry point {name} serving HTTP/3 on {local} (UDP)");
+            tasks.spawn(crate::http3::serve_entrypoint(
+                current.clone(),
+                Arc::from(name.as_str()),
+                udp,
+                stop_rx.clone(),
+            ));
+        }
         tasks.spawn(serve_entrypoint(
             current.clone(),
             Arc::from(name.as_str()),

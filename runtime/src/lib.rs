@@ -28,6 +28,7 @@ mod body;
 mod deadline;
 mod http1;
 mod http2;
+mod http3;
 mod interim;
 mod listener;
 mod middleware;

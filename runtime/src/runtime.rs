@@ -142,6 +142,8 @@ pub(crate) struct Entry {
     pub(crate) acme_http: Option<Arc<crate::acme::challenge::Challenges>>,
     /// `ping` is served here (its entry point, without `manualRouting`).
     pub(crate) ping_here: bool,
+    /// With `http3`: the `Alt-Svc` value added to answers over TLS on TCP.
+    pub(crate) alt_svc: Option<HeaderValue>,
 }
 
 /// The routers of one entry point for one kind of connection.
@@ -557,6 +559,10 @@ fn entry(
         timeouts: ep.timeouts.clone(),
         trust: Trust::new(&ep.forwarded_headers),
         proxy_protocol: ep.proxy_protocol.as_ref().map(Trust::new),
+        // quic-go's value, which Traefik sends: `h3` only, kept for 30 days.
+        alt_svc: ep.http3.as_ref().and_then(|h| {
+            HeaderValue::try_from(format!("h3=\":{}\"; ma=2592000", h.advertised_port)).ok()
+        }),
         plain: table(false)?,
         tls,
         metrics_here: plan

@@ -218,6 +218,11 @@ pub struct EntryPoint {
     /// (`proxyProtocol`); left out when the entry point has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy_protocol: Option<ForwardedHeaders>,
+    /// HTTP/3 (Traefik's `http3`): QUIC on the same address over UDP, with the TLS of the
+    /// entry point's routers, and `Alt-Svc` on answers over TLS on TCP; left out when the entry
+    /// point has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3>,
     /// Connection timeouts.
     pub timeouts: Timeouts,
     /// Largest request header section accepted, in bytes.
@@ -236,6 +241,15 @@ pub struct EntryPoint {
     pub routers: Vec<String>,
     /// Where the entry point was defined.
     pub source: Provenance,
+}
+
+/// HTTP/3 on an entry point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Http3 {
+    /// The UDP port `Alt-Svc` names: `advertisedPort`, else the entry point's port.
+    pub advertised_port: u16,
 }
 
 /// TLS on an entry point.
@@ -2756,6 +2770,7 @@ impl Plan {
                 trusted_ips: vec![],
             },
             proxy_protocol: None,
+            http3: None,
             timeouts: Timeouts {
                 read_ms: 60_000,
                 write_ms: 0,

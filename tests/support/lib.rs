@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub mod backends;
 pub mod h2server;
+pub mod h3client;
 pub mod netns;
 pub mod ocsp;
 pub mod pebble;

@@ -209,7 +209,7 @@ pub struct EntryPoint {
 
     /// Enables HTTP/3 (QUIC) on the same port over UDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-allow-empty" = true, "x-bridgectl" = "unsupported"))]
+    #[schemars(extend("x-allow-empty" = true))]
     pub http3: Option<Http3Config>,
 
     /// UDP session settings (for `/udp` addresses).

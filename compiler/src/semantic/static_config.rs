@@ -173,6 +173,19 @@ impl Ctx<'_> {
                     }
                 }
             }
+            if let Some(port) = ep.http3.as_ref().and_then(|h| h.advertised_port)
+                && !(0..=65535).contains(&port)
+            {
+                let p = format!("{base}/http3/advertisedPort");
+                let span = self.static_span(&p);
+                self.err(
+                    Code::InvalidValue,
+                    format!("`http3.advertisedPort` {port} is not a port (Traefik refuses to start below 0)"),
+                    span,
+                    p,
+                )
+                .hint = Some("the UDP port clients reach HTTP/3 on, e.g. 443; 0 or left out: the entry point's port".into());
+            }
             if let Some(pp) = &ep.proxy_protocol
                 && !pp.insecure.unwrap_or(false)
                 && pp.trusted_ips.as_ref().is_none_or(Vec::is_empty)

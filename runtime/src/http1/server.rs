@@ -52,6 +52,8 @@ pub enum RequestBody {
     Translated(crate::body::Body),
     /// Streamed by the HTTP/2 server ([`crate::http2::server`]).
     H2(crate::http2::stream::H2Body),
+    /// Streamed by the HTTP/3 server ([`crate::http3`]). Boxed: its stream state is large.
+    H3(Box<crate::http3::H3Body>),
     /// Read off the connection by this loop ([`crate::http1::request_body`]).
     Own(crate::http1::request_body::OwnBody),
 }
@@ -72,6 +74,7 @@ impl hyper::body::Body for RequestBody {
             Self::Stored(r) => Pin::new(&mut **r).poll_frame(cx).map_err(Into::into),
             Self::Translated(b) => Pin::new(b).poll_frame(cx),
             Self::H2(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+            Self::H3(b) => Pin::new(&mut **b).poll_frame(cx),
             Self::Own(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
         }
     }
@@ -84,6 +87,7 @@ impl hyper::body::Body for RequestBody {
             Self::Stored(r) => r.is_end_stream(),
             Self::Translated(b) => b.is_end_stream(),
             Self::H2(b) => b.is_end_stream(),
+            Self::H3(b) => b.is_end_stream(),
             Self::Own(b) => b.is_end_stream(),
         }
     }
@@ -96,6 +100,7 @@ impl hyper::body::Body for RequestBody {
             Self::Stored(r) => r.size_hint(),
             Self::Translated(b) => b.size_hint(),
             Self::H2(b) => b.size_hint(),
+            Self::H3(b) => b.size_hint(),
             Self::Own(b) => b.size_hint(),
         }
     }

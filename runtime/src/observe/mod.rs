@@ -143,6 +143,7 @@ impl RequestFacts {
                 .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
             protocol: match req.version() {
                 http::Version::HTTP_2 => "HTTP/2.0",
+                http::Version::HTTP_3 => "HTTP/3.0",
                 http::Version::HTTP_10 => "HTTP/1.0",
                 _ => "HTTP/1.1",
             },

@@ -461,6 +461,7 @@ impl Runtime {
             body,
             RequestBody::Hyper(_)
                 | RequestBody::H2(_)
+                | RequestBody::H3(_)
                 | RequestBody::Own(_)
                 | RequestBody::Translated(_)
         );

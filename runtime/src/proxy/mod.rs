@@ -236,10 +236,26 @@ impl Runtime {
         {
             return Box::pin(std::future::ready(refused));
         }
+        // HTTP/3 is announced on answers over TLS on TCP (as Traefik: not over plain HTTP, and
+        // not over HTTP/3 itself).
+        let alt_svc = if tls && req.version() != http::Version::HTTP_3 {
+            entry.alt_svc.clone()
+        } else {
+            None
+        };
         let arrival = self.arrive(entry, &peer, tls, &mut req, fields);
-        match self.observer.clone() {
-            None => Box::pin(self.respond(ep, peer, tls, req, arrival)),
-            Some(observer) => Box::pin(self.observed(observer, ep, peer, tls, req, arrival)),
+        let answer: Pin<Box<dyn Future<Output = Response<Body>> + Send>> =
+            match self.observer.clone() {
+                None => Box::pin(self.respond(ep, peer, tls, req, arrival)),
+                Some(observer) => Box::pin(self.observed(observer, ep, peer, tls, req, arrival)),
+            };
+        match alt_svc {
+            None => answer,
+            Some(value) => Box::pin(async move {
+                let mut resp = answer.await;
+                resp.headers_mut().append(http::header::ALT_SVC, value);
+                resp
+            }),
         }
     }
 
