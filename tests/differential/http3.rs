@@ -98,11 +98,16 @@ fn http3_answers_as_traefik_does_and_tls_answers_announce_it() {
     assert_eq!(ours[0].1, "GET /x?y=1 host=h3.test proto=https body=");
     assert_eq!(ours[1].0, 200);
     assert!(
-        ours[1].1.starts_with("POST /upload host=h3.test proto=https body=xxxx"),
+        ours[1]
+            .1
+            .starts_with("POST /upload host=h3.test proto=https body=xxxx"),
         "{}",
         &ours[1].1[..60]
     );
-    assert_eq!(ours[1].1.len(), "POST /upload host=h3.test proto=https body=".len() + 70_000);
+    assert_eq!(
+        ours[1].1.len(),
+        "POST /upload host=h3.test proto=https body=".len() + 70_000
+    );
     assert_eq!(ours[2].0, 404);
     if let Some(theirs) = answers.get(1) {
         assert_eq!(ours, theirs, "bridge-runtime and Traefik over HTTP/3");

@@ -59,6 +59,7 @@ pub fn check(loaded: &Loaded, symbols: &Symbols, sources: &SourceMap, diags: &mu
     ctx.duplicates();
     ctx.check_static();
     ctx.check_routers();
+    ctx.check_http3();
     ctx.check_services();
     ctx.check_middlewares();
     ctx.check_tls();

@@ -35,6 +35,36 @@ impl Ctx<'_> {
         eps
     }
 
+    /// `http3` on an entry point where no router has TLS (neither the entry point's `http.tls`
+    /// nor a router's own `tls`): every QUIC handshake fails there, in Traefik as here.
+    pub(super) fn check_http3(&mut self) {
+        let loaded = self.loaded;
+        let defaults = loaded.default_entry_points();
+        for (name, ep) in loaded.static_cfg.entry_points.iter().flatten() {
+            if ep.http3.is_none() || ep.http.as_ref().and_then(|h| h.tls.as_ref()).is_some() {
+                continue;
+            }
+            let router_tls = loaded
+                .dynamic
+                .iter()
+                .flat_map(|f| f.model.http.iter().flat_map(|h| h.routers.iter().flatten()))
+                .any(|(_, r)| {
+                    r.tls.is_some() && r.entry_points.as_ref().unwrap_or(&defaults).contains(name)
+                });
+            if !router_tls {
+                let p = format!("/entryPoints/{}/http3", escape(name));
+                let span = loaded.static_canon.key_span(&p);
+                self.warn(
+                    Code::Ignored,
+                    format!("entry point `{name}`: http3 serves nothing — no router here has TLS, and HTTP/3 is always TLS (every QUIC handshake fails, as in Traefik)"),
+                    span,
+                    p,
+                )
+                .hint = Some("give the entry point `http.tls: {}` or its routers `tls: {}`".into());
+            }
+        }
+    }
+
     pub(super) fn check_static(&mut self) {
         let cfg = &self.loaded.static_cfg;
         let eps = self.entry_points();
