@@ -317,12 +317,15 @@ async fn reload(
                         e.max_header_bytes,
                     ],
                     e.connections.clone(),
+                    // The UDP socket of HTTP/3 (its advertised port may change: Alt-Svc is
+                    // the plan's).
+                    e.http3.is_some(),
                 )
             })
             .collect::<Vec<_>>()
     };
     if listeners(&plan) != listeners(old.plan()) {
-        return Err("the new plan changes entry points, their addresses or their connection settings (readTimeout, idleTimeout, the header read bound, requestAcceptGraceTimeout, maxHeaderBytes, keep-alive and HTTP/2 limits); restart bridge-runtime to apply it".into());
+        return Err("the new plan changes entry points, their addresses or their connection settings (readTimeout, idleTimeout, the header read bound, requestAcceptGraceTimeout, maxHeaderBytes, keep-alive and HTTP/2 limits, http3 on or off); restart bridge-runtime to apply it".into());
     }
     let hash = plan.hash.clone();
     let next = Arc::new(Runtime::reload(&old, Arc::new(plan), resolve)?);

@@ -12,6 +12,7 @@ mod harness;
 
 mod acme;
 mod failover;
+mod http3;
 mod https;
 mod lifecycle;
 mod middlewares;
