@@ -34,6 +34,8 @@ mod forward_auth;
 mod grpc_health;
 #[path = "differential/grpc_web.rs"]
 mod grpc_web;
+#[path = "differential/header_labels.rs"]
+mod header_labels;
 #[path = "differential/http3.rs"]
 mod http3;
 #[path = "differential/ocsp.rs"]

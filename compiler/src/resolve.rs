@@ -556,6 +556,15 @@ impl Resolver<'_> {
                 router_labels: p.add_routers_labels.unwrap_or(false),
                 service_labels: p.add_services_labels.unwrap_or(true),
                 manual_routing: p.manual_routing.unwrap_or(false),
+                header_labels: p
+                    .header_labels
+                    .iter()
+                    .flatten()
+                    .map(|(label, header)| plan::HeaderLabel {
+                        label: label.clone(),
+                        header: header.clone(),
+                    })
+                    .collect(),
             });
         (log, access_log, metrics)
     }

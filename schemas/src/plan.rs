@@ -2390,6 +2390,21 @@ pub struct Metrics {
     pub service_labels: bool,
     /// Serve metrics only through routers to `prometheus@internal`.
     pub manual_routing: bool,
+    /// `headerLabels`: extra labels of the `*_requests_total` counters, each the value of a
+    /// request field (empty when absent), sorted by label; left out when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub header_labels: Vec<HeaderLabel>,
+}
+
+/// One `headerLabels` entry: a label and the request field whose value it takes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HeaderLabel {
+    /// The Prometheus label name.
+    pub label: String,
+    /// The request field, as written (matched without regard to case).
+    pub header: String,
 }
 
 /// Suffix of the internal services a router may name instead of a key of [`Plan::services`].

@@ -440,6 +440,7 @@ impl Ctx<'_> {
                 }
             }
         }
+        let mut labels_wrong: Vec<(String, String)> = Vec::new();
         if let Some(p) = cfg.metrics.as_ref().and_then(|m| m.prometheus.as_ref()) {
             if let Some(b) = &p.buckets
                 && (b.iter().any(|x| !x.is_finite() || *x <= 0.0)
@@ -451,12 +452,49 @@ impl Ctx<'_> {
                     "/metrics/prometheus/buckets",
                 ));
             }
-            if p.header_labels.as_ref().is_some_and(|h| !h.is_empty()) {
-                found.push((
-                    Code::Unsupported,
-                    "metrics.prometheus.headerLabels is valid Traefik, but not supported by bridgectl".into(),
-                    "/metrics/prometheus/headerLabels",
-                ));
+            // Traefik registers the counters with these labels beside its own: a name that
+            // repeats one of them fails the registration (Traefik then serves no Prometheus
+            // metrics at all, logging an error); a name outside the classic rules it exposes,
+            // and scrapers that keep those rules reject the whole page (stricter here).
+            for (label, header) in p.header_labels.iter().flatten() {
+                let valid = label.chars().enumerate().all(|(i, c)| {
+                    c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())
+                }) && !label.is_empty()
+                    && !label.starts_with("__");
+                let why = if !valid {
+                    Some(format!(
+                        "metrics.prometheus.headerLabels: `{label}` is not a classic Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __); Traefik exposes it, and scrapers that keep the classic rules reject the whole page"
+                    ))
+                } else if [
+                    "code",
+                    "method",
+                    "protocol",
+                    "entrypoint",
+                    "router",
+                    "service",
+                ]
+                .contains(&label.as_str())
+                {
+                    Some(format!(
+                        "metrics.prometheus.headerLabels: `{label}` is already a label of the request counters (Traefik then fails to register its metrics and serves none)"
+                    ))
+                } else if header.is_empty()
+                    || !header
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+                {
+                    Some(format!(
+                        "metrics.prometheus.headerLabels: `{header}` (for `{label}`) is not a header field name"
+                    ))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    labels_wrong.push((
+                        format!("/metrics/prometheus/headerLabels/{}", escape(label)),
+                        why,
+                    ));
+                }
             }
         }
         // hostResolver without flattening does nothing in Traefik either (its resolver is only
@@ -475,6 +513,10 @@ impl Ctx<'_> {
         for (code, msg, pointer) in found {
             let span = self.static_span(pointer);
             self.err(code, msg, span, pointer.into());
+        }
+        for (pointer, msg) in labels_wrong {
+            let span = self.static_span(&pointer);
+            self.err(Code::InvalidValue, msg, span, pointer);
         }
         if cfg
             .log

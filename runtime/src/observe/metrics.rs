@@ -15,7 +15,9 @@
 
 use std::sync::Arc;
 
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::encoding::{
+    EncodeLabelKey, EncodeLabelSet, EncodeLabelValue, LabelKeyEncoder, LabelValueEncoder,
+};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
@@ -39,6 +41,19 @@ impl From<&str> for Name {
         Self(Arc::from(s))
     }
 }
+
+/// A `headerLabels` label name, shared by every series that carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LabelName(Arc<str>);
+
+impl EncodeLabelKey for LabelName {
+    fn encode(&self, encoder: &mut LabelKeyEncoder<'_>) -> Result<(), std::fmt::Error> {
+        EncodeLabelKey::encode(&&*self.0, encoder)
+    }
+}
+
+/// The `headerLabels` labels of one request, in the plan's order (empty without any).
+pub(crate) type HeaderValues = Vec<(LabelName, String)>;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct EntryPointLabels {
@@ -128,6 +143,8 @@ pub struct RequestSample<'a> {
     pub router: Option<&'a Name>,
     /// Service key (with `@file`), if the request reached one.
     pub service: Option<&'a Name>,
+    /// The `headerLabels` values ([`Metrics::header_values`]).
+    pub header_values: &'a [(LabelName, String)],
     /// Attempts beyond the first.
     pub retries: u32,
     /// Whole request, until the response body was sent.
@@ -141,11 +158,13 @@ pub struct Metrics {
     entrypoint_labels: bool,
     router_labels: bool,
     service_labels: bool,
-    ep_requests: Family<EntryPointLabels, Counter>,
+    /// `headerLabels`: each label and the request field it reads.
+    header_labels: Vec<(LabelName, http::HeaderName)>,
+    ep_requests: Family<(EntryPointLabels, HeaderValues), Counter>,
     ep_duration: Family<EntryPointLabels, Histogram, Buckets>,
-    router_requests: Family<RouterLabels, Counter>,
+    router_requests: Family<(RouterLabels, HeaderValues), Counter>,
     router_duration: Family<RouterLabels, Histogram, Buckets>,
-    service_requests: Family<ServiceLabels, Counter>,
+    service_requests: Family<(ServiceLabels, HeaderValues), Counter>,
     service_duration: Family<ServiceLabels, Histogram, Buckets>,
     retries: Family<ServiceOnly, Counter>,
     server_up: Family<ServerLabels, Gauge>,
@@ -291,8 +310,17 @@ impl Metrics {
             crate::acme::ORDERS.clone(),
         );
         last_reload_success.set(1);
+        let header_labels = cfg
+            .header_labels
+            .iter()
+            .filter_map(|h| {
+                let field = http::HeaderName::from_bytes(h.header.as_bytes()).ok()?;
+                Some((LabelName(Arc::from(h.label.as_str())), field))
+            })
+            .collect();
         Self {
             registry,
+            header_labels,
             entrypoint_labels: cfg.entrypoint_labels,
             router_labels: cfg.router_labels,
             service_labels: cfg.service_labels,
@@ -314,6 +342,23 @@ impl Metrics {
         }
     }
 
+    /// The `headerLabels` values of a request with these fields: each field's first value, or
+    /// empty. `Host` is always empty, as in Traefik (Go keeps it out of the header map).
+    pub fn header_values(&self, headers: &http::HeaderMap) -> HeaderValues {
+        self.header_labels
+            .iter()
+            .map(|(label, field)| {
+                let value = match headers.get(field) {
+                    Some(v) if *field != http::header::HOST => {
+                        String::from_utf8_lossy(v.as_bytes()).into_owned()
+                    }
+                    _ => String::new(),
+                };
+                (label.clone(), value)
+            })
+            .collect()
+    }
+
     /// Records one finished request.
     pub fn request(&self, s: &RequestSample<'_>) {
         if self.entrypoint_labels {
@@ -324,7 +369,9 @@ impl Metrics {
                 entrypoint: s.entrypoint.clone(),
             };
             self.ep_duration.get_or_create(&l).observe(s.seconds);
-            self.ep_requests.get_or_create(&l).inc();
+            self.ep_requests
+                .get_or_create(&(l, s.header_values.to_vec()))
+                .inc();
         }
         if let (true, Some(router), Some(service)) = (self.router_labels, s.router, s.service) {
             let l = RouterLabels {
@@ -335,7 +382,9 @@ impl Metrics {
                 service: service.clone(),
             };
             self.router_duration.get_or_create(&l).observe(s.seconds);
-            self.router_requests.get_or_create(&l).inc();
+            self.router_requests
+                .get_or_create(&(l, s.header_values.to_vec()))
+                .inc();
         }
         if let (true, Some(service)) = (self.service_labels, s.service) {
             let l = ServiceLabels {
@@ -345,7 +394,9 @@ impl Metrics {
                 service: service.clone(),
             };
             self.service_duration.get_or_create(&l).observe(s.seconds);
-            self.service_requests.get_or_create(&l).inc();
+            self.service_requests
+                .get_or_create(&(l, s.header_values.to_vec()))
+                .inc();
             if s.retries > 0 {
                 self.retries
                     .get_or_create(&ServiceOnly {
@@ -522,6 +573,7 @@ mod tests {
             router_labels: true,
             service_labels: true,
             manual_routing: false,
+            header_labels: Vec::new(),
         }
     }
 
@@ -538,6 +590,7 @@ mod tests {
                 protocol: "http",
                 router: Some(&router),
                 service: Some(&service),
+                header_values: &[],
                 retries: u32::from(code == 503),
                 seconds: 0.2,
             });
@@ -564,5 +617,58 @@ mod tests {
         assert!(classic.contains("# HELP traefik_entrypoint_requests_total How many"));
         assert!(classic.contains("# TYPE traefik_entrypoint_request_duration_seconds histogram\n"));
         assert!(!classic.contains("# EOF"));
+    }
+
+    #[test]
+    fn header_labels_partition_the_request_counters_only() {
+        let mut c = cfg();
+        c.header_labels = vec![
+            bridge_plan::HeaderLabel {
+                label: "useragent".into(),
+                header: "User-Agent".into(),
+            },
+            bridge_plan::HeaderLabel {
+                label: "site".into(),
+                header: "host".into(),
+            },
+        ];
+        let m = Metrics::new(&c);
+        let ep = Name::from("web");
+        let (router, service) = (file_name("central"), file_name("central"));
+        for agent in ["curl/8", "curl/8", ""] {
+            let mut h = http::HeaderMap::new();
+            if !agent.is_empty() {
+                h.insert(http::header::USER_AGENT, agent.parse().unwrap());
+            }
+            h.insert(http::header::HOST, "scada.example".parse().unwrap());
+            let values = m.header_values(&h);
+            m.request(&RequestSample {
+                entrypoint: &ep,
+                code: 200,
+                method: "GET",
+                protocol: "http",
+                router: Some(&router),
+                service: Some(&service),
+                header_values: &values,
+                retries: 0,
+                seconds: 0.2,
+            });
+        }
+        let plan = bridge_plan::Plan::example();
+        let text = Upstreams::from_plan(&plan)
+            .ok()
+            .map(|u| m.render(&plan, &u))
+            .unwrap_or_default();
+        // A missing field is an empty value; `Host` is always empty (Go keeps it out of the map).
+        for want in [
+            "traefik_entrypoint_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",entrypoint=\"web\",useragent=\"curl/8\",site=\"\"} 2",
+            "traefik_entrypoint_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",entrypoint=\"web\",useragent=\"\",site=\"\"} 1",
+            "traefik_router_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",router=\"central@file\",service=\"central@file\",useragent=\"curl/8\",site=\"\"} 2",
+            "traefik_service_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",service=\"central@file\",useragent=\"\",site=\"\"} 1",
+            // The durations are not partitioned, as in Traefik.
+            "traefik_entrypoint_request_duration_seconds_count{code=\"200\",method=\"GET\",protocol=\"http\",entrypoint=\"web\"} 3",
+        ] {
+            assert!(text.contains(want), "missing {want} in\n{text}");
+        }
     }
 }

@@ -91,6 +91,8 @@ pub(crate) struct RequestFacts {
     /// Request headers (name, value), taken only when the access log writes some
     /// ([`Observer::wants_headers`]).
     pub headers: Vec<(String, String)>,
+    /// The `headerLabels` values of the request counters (empty without any).
+    pub header_values: metrics::HeaderValues,
     /// When the request arrived.
     pub start: Instant,
     /// Wall-clock arrival, seconds and nanoseconds since the epoch.
@@ -157,6 +159,7 @@ impl RequestFacts {
             user_agent: header(http::header::USER_AGENT),
             websocket,
             headers,
+            header_values: Vec::new(),
             start: Instant::now(),
             start_wall: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -210,6 +213,7 @@ impl Observer {
                 protocol: if facts.websocket { "websocket" } else { "http" },
                 router: router.as_ref(),
                 service: service.as_ref(),
+                header_values: &facts.header_values,
                 retries: served.retries,
                 seconds: elapsed.as_secs_f64(),
             });
@@ -670,6 +674,7 @@ mod tests {
                 ("authorization".into(), "Basic YWRtaW46c2VjcmV0".into()),
                 ("x-request-id".into(), "r-1".into()),
             ],
+            header_values: Vec::new(),
             start: Instant::now(),
             start_wall: std::time::Duration::from_secs(1_796_110_219),
         }

@@ -329,7 +329,7 @@ impl Runtime {
             let src = self.sources(arrival.host.as_ref(), &peer);
             arrival.forwarded.visible(&src)
         });
-        let facts = crate::observe::RequestFacts::of(
+        let mut facts = crate::observe::RequestFacts::of(
             &req,
             crate::observe::metrics::Name::from(name),
             peer.addr,
@@ -337,6 +337,9 @@ impl Runtime {
             arrival.upgrade,
             headers,
         );
+        if let Some(m) = &observer.metrics {
+            facts.header_values = m.header_values(req.headers());
+        }
         let (resp, served) =
             crate::observe::scoped(self.respond(ep, peer, tls, req, arrival)).await;
         let status = resp.status().as_u16();
