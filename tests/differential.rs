@@ -36,6 +36,8 @@ mod grpc_health;
 mod grpc_web;
 #[path = "differential/header_labels.rs"]
 mod header_labels;
+#[path = "differential/headers_secure.rs"]
+mod headers_secure;
 #[path = "differential/http3.rs"]
 mod http3;
 #[path = "differential/ocsp.rs"]

@@ -271,13 +271,16 @@ impl Walker<'_, '_> {
             _ => {}
         }
         if sub.extension("deprecated") == Some(&Value::Bool(true)) {
+            // `x-no-effect`: Traefik v3 still reads the key but no longer acts on it.
+            let message = if sub.extension("x-no-effect") == Some(&Value::Bool(true)) {
+                format!("`{what}` is deprecated in Traefik v3 and has no effect there (nor here)")
+            } else {
+                format!("`{what}` is deprecated in Traefik v3")
+            };
             self.diags.push(
-                Diagnostic::warning(
-                    Code::Deprecated,
-                    format!("`{what}` is deprecated in Traefik v3"),
-                )
-                .at(Some(key.span))
-                .pointer(pointer),
+                Diagnostic::warning(Code::Deprecated, message)
+                    .at(Some(key.span))
+                    .pointer(pointer),
             );
         }
     }

@@ -892,7 +892,7 @@ impl Resolver<'_> {
         for m in &all {
             let base = m.pointer;
             let source = self.provenance(self.key_span(m.file, base));
-            let Some(kind) = self.middleware_kind(m.file, base, m.value) else {
+            let Some(kind) = self.middleware_kind(m.value) else {
                 continue;
             };
             out.insert(m.name.to_owned(), plan::Middleware { source, kind });
@@ -925,12 +925,7 @@ impl Resolver<'_> {
         }
     }
 
-    fn middleware_kind(
-        &mut self,
-        fi: usize,
-        base: &str,
-        m: &dy::Middleware,
-    ) -> Option<plan::MiddlewareKind> {
+    fn middleware_kind(&mut self, m: &dy::Middleware) -> Option<plan::MiddlewareKind> {
         use plan::MiddlewareKind as K;
         if let Some(x) = &m.strip_prefix {
             return Some(K::StripPrefix(plan::StripPrefix {
@@ -1206,34 +1201,6 @@ impl Resolver<'_> {
             }));
         }
         if let Some(h) = &m.headers {
-            let unsupported: Vec<&str> = [
-                ("allowedHosts", h.allowed_hosts.is_some()),
-                ("hostsProxyHeaders", h.hosts_proxy_headers.is_some()),
-                ("sslProxyHeaders", h.ssl_proxy_headers.is_some()),
-                (
-                    "customBrowserXSSValue",
-                    h.custom_browser_xss_value.is_some(),
-                ),
-                (
-                    "contentSecurityPolicyReportOnly",
-                    h.content_security_policy_report_only.is_some(),
-                ),
-                ("publicKey", h.public_key.is_some()),
-                ("featurePolicy", h.feature_policy.is_some()),
-                ("sslRedirect", h.ssl_redirect.is_some()),
-                ("sslTemporaryRedirect", h.ssl_temporary_redirect.is_some()),
-                ("sslHost", h.ssl_host.is_some()),
-                ("sslForceHost", h.ssl_force_host.is_some()),
-            ]
-            .into_iter()
-            .filter(|(_, set)| *set)
-            .map(|(n, _)| n)
-            .collect();
-            for field in unsupported {
-                let p = format!("{base}/headers/{field}");
-                let span = self.key_span(fi, &p);
-                self.error(span, p, format!("headers option `{field}` is valid Traefik, but not supported by bridgectl plans"));
-            }
             return Some(K::Headers(plan::Headers {
                 custom_request_headers: h.custom_request_headers.clone().unwrap_or_default(),
                 custom_response_headers: h.custom_response_headers.clone().unwrap_or_default(),
@@ -1279,6 +1246,19 @@ impl Resolver<'_> {
                     .and_then(|s| u64::try_from(s).ok())
                     .unwrap_or(0),
                 add_vary_header: h.add_vary_header.unwrap_or(false),
+                allowed_hosts: h.allowed_hosts.clone().unwrap_or_default(),
+                hosts_proxy_headers: h.hosts_proxy_headers.clone().unwrap_or_default(),
+                ssl_proxy_headers: h.ssl_proxy_headers.clone().unwrap_or_default(),
+                custom_browser_xss_value: h
+                    .custom_browser_xss_value
+                    .clone()
+                    .filter(|v| !v.is_empty()),
+                content_security_policy_report_only: h
+                    .content_security_policy_report_only
+                    .clone()
+                    .filter(|v| !v.is_empty()),
+                public_key: h.public_key.clone().filter(|v| !v.is_empty()),
+                is_development: h.is_development.unwrap_or(false),
             }));
         }
         // chain (flattened elsewhere) or an unsupported kind (already reported by `check`).

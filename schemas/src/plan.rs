@@ -1052,6 +1052,30 @@ pub struct Headers {
     pub access_control_max_age: u64,
     /// Add `Vary: Origin` when the allowed origin depends on the request.
     pub add_vary_header: bool,
+    /// Hosts a request may name (compared without regard to case, port included as sent); any
+    /// other is answered `500 Bad Host`. Empty: every host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<String>,
+    /// Request fields that carry the host for `allowed_hosts` instead of `Host` (the first one
+    /// present wins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts_proxy_headers: Vec<String>,
+    /// Request fields (name: exact value) that mark a plain-HTTP request as HTTPS for HSTS and
+    /// `Public-Key-Pins` (a TLS terminator in front).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ssl_proxy_headers: BTreeMap<String, String>,
+    /// `X-XSS-Protection` value, overriding `browser_xss_filter`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_browser_xss_value: Option<String>,
+    /// `Content-Security-Policy-Report-Only` value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_security_policy_report_only: Option<String>,
+    /// `Public-Key-Pins` value, sent over HTTPS only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
+    /// `isDevelopment`: no `allowed_hosts` check, no HSTS, no `Public-Key-Pins`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_development: bool,
 }
 
 /// `redirectScheme`.

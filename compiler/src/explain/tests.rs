@@ -46,6 +46,13 @@ fn no_headers() -> Headers {
         access_control_expose_headers: vec![],
         access_control_max_age: 0,
         add_vary_header: false,
+        allowed_hosts: vec![],
+        hosts_proxy_headers: vec![],
+        ssl_proxy_headers: BTreeMap::new(),
+        custom_browser_xss_value: None,
+        content_security_policy_report_only: None,
+        public_key: None,
+        is_development: false,
     }
 }
 

@@ -886,7 +886,7 @@ pub struct Headers {
     /// CORS: adds `Vary: Origin` when the allowed origin depends on the request (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub add_vary_header: Option<bool>,
-    /// Allowed Host values; other hosts get 400 (default: any).
+    /// Allowed Host values; other hosts get `500 Bad Host` (default: any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_hosts: Option<Vec<String>>,
     /// Headers that may carry the original host for allowedHosts checks (default: none).
@@ -944,23 +944,23 @@ pub struct Headers {
     pub is_development: Option<bool>,
     /// Deprecated: use permissionsPolicy; `Feature-Policy` value (default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("deprecated" = true))]
+    #[schemars(extend("deprecated" = true, "x-no-effect" = true))]
     pub feature_policy: Option<String>,
     /// Deprecated: use a redirectScheme middleware; redirects HTTP to HTTPS (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("deprecated" = true))]
+    #[schemars(extend("deprecated" = true, "x-no-effect" = true))]
     pub ssl_redirect: Option<bool>,
     /// Deprecated: use a redirectScheme middleware; makes the HTTPS redirect temporary (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("deprecated" = true))]
+    #[schemars(extend("deprecated" = true, "x-no-effect" = true))]
     pub ssl_temporary_redirect: Option<bool>,
     /// Deprecated: use a redirectRegex middleware; host of the HTTPS redirect (default: request host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("deprecated" = true))]
+    #[schemars(extend("deprecated" = true, "x-no-effect" = true))]
     pub ssl_host: Option<String>,
     /// Deprecated: use a redirectRegex middleware; redirects to sslHost even over HTTPS (default: false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("deprecated" = true))]
+    #[schemars(extend("deprecated" = true, "x-no-effect" = true))]
     pub ssl_force_host: Option<bool>,
 }
 

@@ -7,7 +7,8 @@ use http::{HeaderMap, HeaderName, HeaderValue, Request};
 
 use super::cors::{self, Cors};
 use super::{Flow, MiddlewareError, RequestCtx};
-use crate::body::{Body, full};
+use crate::body::{Body, full, text};
+use http::StatusCode;
 
 /// What a custom request field does.
 #[derive(Debug)]
@@ -28,6 +29,14 @@ pub(crate) struct Headers {
     sts: Option<HeaderValue>,
     /// HSTS also over plain HTTP (`forceSTSHeader`).
     force_sts: bool,
+    /// `Public-Key-Pins`, sent where HSTS would be (HTTPS, or a matching `sslProxyHeaders`).
+    hpkp: Option<HeaderValue>,
+    /// `sslProxyHeaders`: a request carrying one of these exact values counts as HTTPS.
+    ssl_proxy: Vec<(HeaderName, HeaderValue)>,
+    /// `allowedHosts`, lower-cased; empty: every host (also under `isDevelopment`).
+    allowed_hosts: Vec<String>,
+    /// `hostsProxyHeaders`: where the host for `allowedHosts` is read first.
+    hosts_proxy: Vec<HeaderName>,
     cors: Option<Cors>,
 }
 
@@ -70,9 +79,15 @@ impl Headers {
             ),
             (
                 "x-xss-protection",
-                h.browser_xss_filter.then(|| "1; mode=block".to_owned()),
+                h.custom_browser_xss_value
+                    .clone()
+                    .or_else(|| h.browser_xss_filter.then(|| "1; mode=block".to_owned())),
             ),
             ("content-security-policy", h.content_security_policy.clone()),
+            (
+                "content-security-policy-report-only",
+                h.content_security_policy_report_only.clone(),
+            ),
             ("referrer-policy", h.referrer_policy.clone()),
             ("permissions-policy", h.permissions_policy.clone()),
         ];
@@ -85,7 +100,7 @@ impl Headers {
                 response.push((name, Some(v)));
             }
         }
-        let sts = (h.sts_seconds > 0).then(|| {
+        let sts = (h.sts_seconds > 0 && !h.is_development).then(|| {
             let mut v = format!("max-age={}", h.sts_seconds);
             if h.sts_include_subdomains {
                 v.push_str("; includeSubDomains");
@@ -100,16 +115,74 @@ impl Headers {
             regex: h.access_control_allow_origin_list_regex.join(", "),
             source,
         })?;
+        let hpkp = h
+            .public_key
+            .as_deref()
+            .filter(|_| !h.is_development)
+            .and_then(|v| HeaderValue::from_str(v).ok());
+        let ssl_proxy = h
+            .ssl_proxy_headers
+            .iter()
+            .filter_map(|(k, v)| {
+                Some((
+                    HeaderName::from_bytes(k.as_bytes()).ok()?,
+                    HeaderValue::from_str(v).ok()?,
+                ))
+            })
+            .collect();
+        let allowed_hosts = if h.is_development {
+            Vec::new()
+        } else {
+            h.allowed_hosts
+                .iter()
+                .map(|a| a.to_ascii_lowercase())
+                .collect()
+        };
+        let hosts_proxy = h
+            .hosts_proxy_headers
+            .iter()
+            .filter_map(|n| HeaderName::from_bytes(n.as_bytes()).ok())
+            .collect();
         Ok(Self {
             request,
             response,
             sts: sts.flatten(),
             force_sts: h.force_sts_header,
+            hpkp,
+            ssl_proxy,
+            allowed_hosts,
+            hosts_proxy,
             cors,
         })
     }
 
     pub(crate) fn apply<'a, B>(&'a self, req: &mut Request<B>, ctx: &mut RequestCtx<'a>) -> Flow {
+        // As Traefik (unrolled/secure): the host check comes first, before CORS and before any
+        // field is changed; the host is the first non-empty `hostsProxyHeaders` field, else the
+        // request's, port included, compared without regard to case.
+        if !self.allowed_hosts.is_empty() {
+            let proxied = self.hosts_proxy.iter().find_map(|n| {
+                req.headers()
+                    .get(n)
+                    .map(HeaderValue::as_bytes)
+                    .filter(|v| !v.is_empty())
+            });
+            let host = proxied
+                .or_else(|| ctx.host.map(str::as_bytes))
+                .unwrap_or_default();
+            if !self
+                .allowed_hosts
+                .iter()
+                .any(|a| a.as_bytes().eq_ignore_ascii_case(host))
+            {
+                let mut r = text(StatusCode::INTERNAL_SERVER_ERROR, "Bad Host\n");
+                r.headers_mut().insert(
+                    http::header::X_CONTENT_TYPE_OPTIONS,
+                    HeaderValue::from_static("nosniff"),
+                );
+                return Flow::Respond(r);
+            }
+        }
         if let Some(c) = &self.cors {
             if cors::is_preflight(req.method(), req.headers()) {
                 return Flow::Respond(preflight(c, req.headers(), ctx));
@@ -133,13 +206,25 @@ impl Headers {
             }
         }
         ctx.response.headers.push(self);
-        // HSTS only means something over HTTPS (RFC 6797 §7.2), unless forced.
+        // HSTS only means something over HTTPS (RFC 6797 §7.2), unless forced; a TLS terminator
+        // in front says so with `sslProxyHeaders` (read before this middleware's own edits, as
+        // Traefik reads them).
+        let https = ctx.tls || self.https_by_proxy(req.headers());
         if let Some(v) = &self.sts
-            && (ctx.tls || self.force_sts)
+            && (https || self.force_sts)
         {
             ctx.response.sts = Some(v);
         }
+        if https && let Some(v) = &self.hpkp {
+            ctx.response.hpkp = Some(v);
+        }
         Flow::Continue
+    }
+
+    /// A `sslProxyHeaders` field carries its exact value (the first value of the field, as
+    /// Go's `Header.Get`).
+    fn https_by_proxy(&self, fields: &HeaderMap) -> bool {
+        self.ssl_proxy.iter().any(|(n, v)| fields.get(n) == Some(v))
     }
 
     /// Sets this middleware's response fields.

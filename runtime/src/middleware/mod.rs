@@ -216,6 +216,8 @@ impl<'a> RequestCtx<'a> {
 pub(crate) struct ResponseEdits<'a> {
     headers: Vec<&'a headers::Headers>,
     sts: Option<&'a http::HeaderValue>,
+    /// `Public-Key-Pins` (the last headers middleware that sends it).
+    hpkp: Option<&'a http::HeaderValue>,
     cors: Vec<(&'a cors::Cors, String)>,
     /// In chain order; applied in reverse.
     pub(crate) stages: Vec<Stage<'a>>,
@@ -262,6 +264,7 @@ impl ResponseEdits<'_> {
     #[inline]
     pub(crate) fn apply(&self, fields: &mut HeaderMap) {
         if self.headers.is_empty() && self.sts.is_none() && self.cors.is_empty() {
+            // `hpkp` is only set by a headers middleware, so `headers` is not empty then.
             return;
         }
         self.apply_all(fields);
@@ -271,6 +274,9 @@ impl ResponseEdits<'_> {
         self.apply_headers(fields);
         if let Some(v) = self.sts {
             fields.insert(header::STRICT_TRANSPORT_SECURITY, v.clone());
+        }
+        if let Some(v) = self.hpkp {
+            fields.insert(http::HeaderName::from_static("public-key-pins"), v.clone());
         }
         for (c, origin) in &self.cors {
             c.apply(origin, fields);
