@@ -1713,6 +1713,9 @@ pub enum AcmeKeyType {
     /// RSA 4096 bits (Traefik's default).
     #[serde(rename = "RSA4096")]
     Rsa4096,
+    /// RSA 8192 bits (slow to make: seconds per certificate).
+    #[serde(rename = "RSA8192")]
+    Rsa8192,
 }
 
 impl AcmeKeyType {
@@ -1724,6 +1727,7 @@ impl AcmeKeyType {
             "EC384" => AcmeKeyType::Ec384,
             "RSA2048" => AcmeKeyType::Rsa2048,
             "RSA4096" => AcmeKeyType::Rsa4096,
+            "RSA8192" => AcmeKeyType::Rsa8192,
             _ => return None,
         })
     }
@@ -1735,6 +1739,7 @@ impl AcmeKeyType {
             AcmeKeyType::Ec384 => "EC384",
             AcmeKeyType::Rsa2048 => "RSA2048",
             AcmeKeyType::Rsa4096 => "RSA4096",
+            AcmeKeyType::Rsa8192 => "RSA8192",
         }
     }
 }

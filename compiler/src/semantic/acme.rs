@@ -16,7 +16,7 @@ use super::Ctx;
 const DNS_PROVIDERS: [&str; 2] = ["exec", "httpreq"];
 
 /// Traefik's `keyType` values.
-const KEY_TYPES: &str = "EC256, EC384, RSA2048, RSA4096";
+const KEY_TYPES: &str = "EC256, EC384, RSA2048, RSA4096, RSA8192";
 
 impl Ctx<'_> {
     pub(super) fn check_resolvers(&mut self) {
@@ -156,21 +156,12 @@ impl Ctx<'_> {
         {
             let p = at("keyType");
             let span = self.static_span(&p);
-            let (code, msg) = if kt == "RSA8192" {
-                (
-                    Code::Unsupported,
-                    format!(
-                        "certificate resolver `{name}`: keyType RSA8192 is valid Traefik, but not supported by bridgectl"
-                    ),
-                )
-            } else {
-                (
-                    Code::InvalidValue,
-                    format!(
-                        "certificate resolver `{name}`: unknown keyType `{kt}` (Traefik would silently use RSA4096)"
-                    ),
-                )
-            };
+            let (code, msg) = (
+                Code::InvalidValue,
+                format!(
+                    "certificate resolver `{name}`: unknown keyType `{kt}` (Traefik would silently use RSA4096)"
+                ),
+            );
             self.err(code, msg, span, p).hint = Some(format!("use one of {KEY_TYPES}"));
         }
         if let Some(h) = acme.certificates_duration

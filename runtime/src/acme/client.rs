@@ -639,6 +639,17 @@ fn new_key(kind: AcmeKeyType) -> Result<rcgen::KeyPair, String> {
         AcmeKeyType::Rsa4096 => {
             rcgen::KeyPair::generate_rsa_for(&rcgen::PKCS_RSA_SHA256, rcgen::RsaKeySize::_4096)
         }
+        // rcgen makes RSA keys up to 4096 bits; aws-lc-rs (its backend) makes 8192.
+        AcmeKeyType::Rsa8192 => {
+            use aws_lc_rs::encoding::AsDer as _;
+            let pair = aws_lc_rs::rsa::KeyPair::generate(aws_lc_rs::rsa::KeySize::Rsa8192)
+                .map_err(|e| format!("generating an RSA8192 key: {e}"))?;
+            let der = pair
+                .as_der()
+                .map_err(|e| format!("encoding an RSA8192 key: {e}"))?;
+            let der = rustls_pki_types::PrivatePkcs8KeyDer::from(der.as_ref().to_vec());
+            rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_RSA_SHA256)
+        }
     };
     r.map_err(|e| format!("generating a {} key: {e}", kind.as_str()))
 }
@@ -650,7 +661,12 @@ mod tests {
     #[test]
     fn every_key_type_makes_a_key_rustls_can_serve() {
         let provider = rustls::crypto::aws_lc_rs::default_provider();
-        for kind in [AcmeKeyType::Ec256, AcmeKeyType::Ec384, AcmeKeyType::Rsa2048] {
+        for kind in [
+            AcmeKeyType::Ec256,
+            AcmeKeyType::Ec384,
+            AcmeKeyType::Rsa2048,
+            AcmeKeyType::Rsa8192,
+        ] {
             let key = new_key(kind).unwrap();
             let der =
                 rustls_pki_types::PrivateKeyDer::from_pem_slice(key.serialize_pem().as_bytes())
