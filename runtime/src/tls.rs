@@ -277,10 +277,14 @@ fn client_verifier(
         ClientAuthType::NoClientCert => return Ok(None),
         ClientAuthType::VerifyClientCertIfGiven => true,
         ClientAuthType::RequireAndVerifyClientCert => false,
-        ClientAuthType::RequestClientCert | ClientAuthType::RequireAnyClientCert => {
-            return Err(format!(
-                "clientAuthType `{auth_type}` accepts certificates without verifying them; bridge-runtime only verifies (use VerifyClientCertIfGiven or RequireAndVerifyClientCert)"
-            ));
+        // Go's meaning: asked for (or required), not checked against any CA — the client must
+        // still prove it holds the key (the handshake's signature is verified), and what it
+        // sent reaches `passTLSClientCert` for a server that does its own checking.
+        ClientAuthType::RequestClientCert => {
+            return Ok(Some(Arc::new(AnyClientCert::new(false, &provider))));
+        }
+        ClientAuthType::RequireAnyClientCert => {
+            return Ok(Some(Arc::new(AnyClientCert::new(true, &provider))));
         }
     };
     let roots = root_store(&ca.cas, "CA")?;
@@ -296,6 +300,69 @@ fn client_verifier(
         builder
     };
     builder.build().map(Some).map_err(|e| e.to_string())
+}
+
+/// Traefik's `RequestClientCert` and `RequireAnyClientCert`: a client certificate is asked for
+/// (required by the second) and accepted without a CA vouching for it; the handshake signature
+/// that proves the client holds its key is still checked.
+#[derive(Debug)]
+struct AnyClientCert {
+    mandatory: bool,
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl AnyClientCert {
+    fn new(mandatory: bool, provider: &CryptoProvider) -> Self {
+        Self {
+            mandatory,
+            algorithms: provider.signature_verification_algorithms,
+        }
+    }
+}
+
+impl rustls::server::danger::ClientCertVerifier for AnyClientCert {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        self.mandatory
+    }
+
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
 }
 
 /// Chooses the certificate for a handshake by SNI (see the module documentation).
@@ -620,7 +687,7 @@ mod tests {
     }
 
     #[test]
-    fn unverified_client_auth_types_and_missing_cas_are_refused() {
+    fn a_verifying_client_auth_type_needs_cas_and_the_unverified_ones_do_not() {
         let dir = tempfile::tempdir().unwrap();
         let mut plan = tls_plan(dir.path());
         let ca = cert(dir.path(), "ca", &["ca.example.com"]);
@@ -635,7 +702,8 @@ mod tests {
                 vec![ca.cert.clone()],
                 true,
             ),
-            (ClientAuthType::RequireAnyClientCert, vec![ca.cert], false),
+            (ClientAuthType::RequireAnyClientCert, vec![ca.cert], true),
+            (ClientAuthType::RequestClientCert, vec![], true),
             (ClientAuthType::RequireAndVerifyClientCert, vec![], false),
         ] {
             plan.tls.options.get_mut("default").unwrap().client_auth = Some(ClientAuth {

@@ -2123,9 +2123,9 @@ impl CipherSuite {
 pub enum ClientAuthType {
     /// No client certificate is asked for.
     NoClientCert,
-    /// Asked for, not required, not verified (refused by the compiler and the runtime).
+    /// Asked for, not required, not checked against a CA (the key is still proven).
     RequestClientCert,
-    /// Required, not verified (refused by the compiler and the runtime).
+    /// Required, not checked against a CA (the key is still proven).
     RequireAnyClientCert,
     /// Verified when given.
     VerifyClientCertIfGiven,

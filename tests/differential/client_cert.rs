@@ -142,3 +142,139 @@ tls:
         }
     }
 }
+
+/// `GET path` over TLS with `client` (certificate, key) if given: (status, body), or the error
+/// that ended the exchange (a server requiring a certificate refuses the handshake).
+fn try_get(
+    addr: std::net::SocketAddr,
+    client: Option<(&std::path::Path, &std::path::Path)>,
+    path: &str,
+) -> Result<(u16, String), String> {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(bridge_tests::tls::AnyServerCert(provider)));
+    let cfg = match client {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => {
+            use rustls::pki_types::pem::PemObject as _;
+            let chain = rustls::pki_types::CertificateDer::pem_file_iter(cert)
+                .unwrap()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            let key = rustls::pki_types::PrivateKeyDer::from_pem_file(key).unwrap();
+            builder.with_client_auth_cert(chain, key).unwrap()
+        }
+    };
+    let conn = rustls::ClientConnection::new(
+        Arc::new(cfg),
+        bridge_tests::prod::DOMAIN.try_into().unwrap(),
+    )
+    .unwrap();
+    let tcp = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        bridge_tests::prod::DOMAIN
+    )
+    .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("no answer: {text:?}"))?;
+    Ok((
+        status,
+        text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
+    ))
+}
+
+#[test]
+fn unverified_client_certificates_are_asked_for_and_passed_as_traefik_does() {
+    let oracle = oracle("unverified_client_certificates_are_asked_for_and_passed_as_traefik_does");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ca = TestCa::new(d);
+    ca.issue(d, "server", &[bridge_tests::prod::DOMAIN]);
+    // A client certificate no configured CA vouches for.
+    let stranger_dir = d.join("stranger");
+    std::fs::create_dir_all(&stranger_dir).unwrap();
+    TestCa::new(&stranger_dir).issue(&stranger_dir, "client", &["client.example.com"]);
+    let (cert, key) = (
+        stranger_dir.join("client.crt"),
+        stranger_dir.join("client.key"),
+    );
+    let app = backend("app")
+        .answer(|r| {
+            Reply::ok(format!(
+                "info={}",
+                r.header("x-forwarded-tls-client-cert-info").unwrap_or("-")
+            ))
+        })
+        .start();
+    let p = |f: &str| d.join(f).to_string_lossy().into_owned();
+    for (auth_type, without_cert_answers) in
+        [("RequestClientCert", true), ("RequireAnyClientCert", false)]
+    {
+        let dynamic = format!(
+            r#"http:
+  routers:
+    cn:
+      rule: "PathPrefix(`/cn`)"
+      entryPoints: [web]
+      middlewares: [cn]
+      service: app
+      tls: {{}}
+  middlewares:
+    cn:
+      passTLSClientCert:
+        info:
+          subject:
+            commonName: true
+  services:
+    app:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{app}"
+tls:
+  certificates:
+    - certFile: "{crt}"
+      keyFile: "{key}"
+  options:
+    default:
+      clientAuth:
+        clientAuthType: {auth_type}
+"#,
+            app = app.port(),
+            crt = p("server.crt"),
+            key = p("server.key"),
+        );
+        let run = d.join(auth_type);
+        std::fs::create_dir_all(&run).unwrap();
+        let twin = serve_twice(&run, oracle.as_deref(), &dynamic, &["cn"]);
+        for (who, addr) in twin.targets() {
+            let with = try_get(addr, Some((&cert, &key)), "/cn");
+            assert_eq!(
+                with,
+                Ok((200, "info=Subject%3D%22CN%3Dclient%22".to_owned())),
+                "{who} {auth_type}: a certificate no CA vouches for is taken and passed on"
+            );
+            let without = try_get(addr, None, "/cn");
+            if without_cert_answers {
+                assert_eq!(without, Ok((200, "info=-".to_owned())), "{who} {auth_type}");
+            } else {
+                assert!(without.is_err(), "{who} {auth_type}: {without:?}");
+            }
+        }
+    }
+}

@@ -83,17 +83,6 @@ impl Ctx<'_> {
                             span,
                             p,
                         );
-                    } else if let Some(t) = &ca.client_auth_type
-                        && matches!(t.as_str(), "RequestClientCert" | "RequireAnyClientCert")
-                    {
-                        let p = format!("{base}/clientAuth/clientAuthType");
-                        let span = self.span(fi, &p);
-                        self.err(
-                            Code::Unsupported,
-                            format!("TLS options `{oname}`: clientAuthType `{t}` accepts client certificates without verifying them; it is valid Traefik, but bridgectl only verifies (use VerifyClientCertIfGiven or RequireAndVerifyClientCert)"),
-                            span,
-                            p,
-                        );
                     }
                     for (i, f) in ca.ca_files.iter().flatten().enumerate() {
                         self.pem_ref(
