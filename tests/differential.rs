@@ -40,6 +40,8 @@ mod header_labels;
 mod headers_secure;
 #[path = "differential/http3.rs"]
 mod http3;
+#[path = "differential/internal_services.rs"]
+mod internal_services;
 #[path = "differential/ocsp.rs"]
 mod ocsp;
 #[path = "differential/paths.rs"]

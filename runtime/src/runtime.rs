@@ -176,6 +176,8 @@ pub(crate) enum Dispatch {
     /// `api@internal`, `dashboard@internal` and the other internal services: the API, after the
     /// chain (basicAuth in prod).
     Api,
+    /// `noop@internal`: `418 I'm a teapot` without a body, after the chain, as Traefik answers.
+    Noop,
     /// A name no service has (the plan checker prevents it): 500.
     Missing,
 }
@@ -504,8 +506,9 @@ fn routers(
         let service = match &r.service {
             ServiceRef::Internal(InternalService::Ping) => Dispatch::Ping,
             ServiceRef::Internal(InternalService::Prometheus) => Dispatch::Prometheus,
-            // api, dashboard; noop and rest answer what the API answers for their path (as
-            // before the plan named them as enums).
+            ServiceRef::Internal(InternalService::Noop) => Dispatch::Noop,
+            // api, dashboard; rest answers what the API answers for its path (Traefik's REST
+            // provider, which it belongs to, is not served).
             ServiceRef::Internal(_) => Dispatch::Api,
             ServiceRef::Service(s) => upstreams
                 .service_id(s)

@@ -85,13 +85,17 @@ impl Ctx<'_> {
             Some(service) => {
                 let p = format!("{base}/service");
                 if EntityRef::parse(service).provider == Some("internal") {
-                    let span = self.span(fi, &p);
-                    self.err(
-                        Code::Unsupported,
-                        format!("middleware `{name}`: an internal service (`{service}`) as the error page service is valid Traefik, but not supported by bridgectl"),
-                        span,
-                        p,
-                    );
+                    // Served: the page is what a router to that internal service would answer.
+                    if bridge_plan::ServiceRef::parse(service).is_none() {
+                        let span = self.span(fi, &p);
+                        self.err(
+                            Code::UndefinedReference,
+                            format!("middleware `{name}`: `{service}` is not one of Traefik's internal services"),
+                            span,
+                            p,
+                        )
+                        .hint = Some("api@internal, dashboard@internal, ping@internal, prometheus@internal, noop@internal or rest@internal".into());
+                    }
                 } else {
                     self.entity_ref(Section::Services, service, Some(fi), &p);
                 }

@@ -20,12 +20,28 @@ pub(crate) struct ErrorPages {
     ranges: Box<[(u16, u16)]>,
     rewrites: Box<[((u16, u16), StatusCode)]>,
     /// The page service, resolved at load.
-    pub(crate) service: ServiceId,
+    pub(crate) service: PageService,
     /// Its name, for logs and the access log.
     pub(crate) service_name: Box<str>,
     query: Box<[Part]>,
     /// `None`: every field of the request goes to the page request.
     fields: Option<Box<[HeaderName]>>,
+}
+
+/// Where the page comes from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PageService {
+    /// A service of the plan, through the proxy's forwarding.
+    Service(ServiceId),
+    /// `ping@internal`: its answer.
+    Ping,
+    /// `prometheus@internal`: the metrics.
+    Prometheus,
+    /// `noop@internal`: `418` without a body (so the page is empty).
+    Noop,
+    /// `api@internal`, `dashboard@internal`, `rest@internal`: what the API answers for the page
+    /// request's path, as a router to them would get.
+    Api,
 }
 
 /// A piece of the page request's target, split at load.
@@ -42,7 +58,18 @@ impl ErrorPages {
         c: &bridge_plan::Errors,
         service_id: impl Fn(&str) -> Option<ServiceId>,
     ) -> Result<Self, MiddlewareError> {
-        let service = service_id(&c.service).ok_or_else(|| MiddlewareError::UnknownService {
+        use bridge_plan::{InternalService, ServiceRef};
+        let service = match ServiceRef::parse(&c.service) {
+            Some(ServiceRef::Internal(InternalService::Ping)) => Some(PageService::Ping),
+            Some(ServiceRef::Internal(InternalService::Prometheus)) => {
+                Some(PageService::Prometheus)
+            }
+            Some(ServiceRef::Internal(InternalService::Noop)) => Some(PageService::Noop),
+            Some(ServiceRef::Internal(_)) => Some(PageService::Api),
+            Some(ServiceRef::Service(s)) => service_id(&s).map(PageService::Service),
+            None => None,
+        }
+        .ok_or_else(|| MiddlewareError::UnknownService {
             option: "errors.service",
             service: c.service.clone(),
         })?;

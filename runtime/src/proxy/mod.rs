@@ -190,6 +190,7 @@ macro_rules! chain_and_service {
                             let resp = $self.api($req.method(), $req.uri()).unwrap_or_else(not_found);
                             return $done(resp, false);
                         }
+                        Dispatch::Noop => crate::body::answer(StatusCode::IM_A_TEAPOT, bytes::Bytes::new()),
                         Dispatch::Missing => {
                             text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n")
                         }
@@ -528,12 +529,35 @@ impl Runtime {
             let reason = sent.canonical_reason().unwrap_or_default();
             return crate::body::text_owned(sent, format!("{reason}\n"));
         };
+        let service = match e.pages.service {
+            crate::middleware::errors::PageService::Service(id) => id,
+            crate::middleware::errors::PageService::Ping => {
+                let mut page = crate::admin::ping(
+                    self.plan.ping.as_ref(),
+                    self.is_terminating(),
+                    &self.plan_hash_value,
+                );
+                // Traefik's ping handler sets no type (Go's server sniffs one only for answers
+                // it writes itself), so its page carries none.
+                page.headers_mut().remove(http::header::CONTENT_TYPE);
+                return page;
+            }
+            crate::middleware::errors::PageService::Prometheus => {
+                return self.metrics_response(&e.fields);
+            }
+            crate::middleware::errors::PageService::Noop => {
+                return crate::body::answer(StatusCode::IM_A_TEAPOT, bytes::Bytes::new());
+            }
+            crate::middleware::errors::PageService::Api => {
+                return self.api(&http::Method::GET, &uri).unwrap_or_else(not_found);
+            }
+        };
         let mut req = Request::new(RequestBody::Empty);
         *req.uri_mut() = uri;
         *req.headers_mut() = e.fields;
         let fields = strict::Fields::of(req.headers());
         let out = forward::Outbound {
-            service: e.pages.service,
+            service,
             service_name: &e.pages.service_name,
             peer: at.peer,
             entry: at.entry,
