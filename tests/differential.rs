@@ -48,6 +48,8 @@ mod ocsp;
 mod paths;
 #[path = "differential/proxy_protocol.rs"]
 mod proxy_protocol;
+#[path = "differential/service_middlewares.rs"]
+mod service_middlewares;
 #[path = "differential/transports.rs"]
 mod transports;
 

@@ -433,7 +433,7 @@ impl Resolver<'_> {
     fn plan(&mut self, profile_name: &str) -> plan::Plan {
         let entrypoints = self.entrypoints();
         let (middlewares, mw_index) = self.middlewares();
-        let services = self.services();
+        let services = self.services(&mw_index);
         let routers = self.routers(&entrypoints, &mw_index);
         let tls = self.tls();
         let certificate_resolvers = self.certificate_resolvers();
@@ -1267,16 +1267,35 @@ impl Resolver<'_> {
 
     // ---- services -------------------------------------------------------------------------------
 
-    fn services(&mut self) -> BTreeMap<String, plan::Service> {
+    fn services(
+        &mut self,
+        mw_index: &BTreeMap<String, Vec<String>>,
+    ) -> BTreeMap<String, plan::Service> {
+        let nested = self.nested_services();
         let mut out = BTreeMap::new();
         for found in self.symbols.in_reading_order::<dy::Service>(self.loaded) {
             let (fi, name, s) = (found.file, found.name, found.value);
             let base = found.pointer;
             let source = self.provenance(self.key_span(fi, base));
-            if s.middlewares.as_ref().is_some_and(|m| !m.is_empty()) {
+            let mut middlewares = Vec::new();
+            for m in s.middlewares.iter().flatten() {
+                match mw_index.get(plan_name(m)) {
+                    Some(flat) => middlewares.extend(flat.iter().cloned()),
+                    None => {
+                        let p = format!("{base}/middlewares");
+                        let span = self.key_span(fi, &p);
+                        self.error(
+                            span,
+                            p,
+                            format!("service `{name}`: middleware `{m}` cannot be part of a plan"),
+                        );
+                    }
+                }
+            }
+            if !middlewares.is_empty() && nested.contains(name) {
                 let p = format!("{base}/middlewares");
                 let span = self.key_span(fi, &p);
-                self.error(span, p, format!("service `{name}`: service-level middlewares are valid Traefik, but not supported by bridgectl plans yet"));
+                self.error(span, p, format!("service `{name}`: middlewares of a service reached through a weighted, failover, mirroring or highestRandomWeight service are valid Traefik, but not supported by bridgectl yet (a router's own service may have them)"));
             }
             let strip = |n: &Option<String>| plan_name(n.as_deref().unwrap_or_default()).to_owned();
             let weighted_refs =
@@ -1388,7 +1407,14 @@ impl Resolver<'_> {
             } else {
                 continue; // none: already reported by `check`.
             };
-            out.insert(name.to_owned(), plan::Service { source, kind });
+            out.insert(
+                name.to_owned(),
+                plan::Service {
+                    source,
+                    kind,
+                    middlewares,
+                },
+            );
         }
         out
     }
@@ -1634,6 +1660,41 @@ impl Resolver<'_> {
                     source,
                 },
             );
+        }
+        out
+    }
+
+    /// Services another service sends to (children of weighted, failover, mirroring and
+    /// highestRandomWeight services), by their plan name.
+    fn nested_services(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for found in self.symbols.in_reading_order::<dy::Service>(self.loaded) {
+            let s = found.value;
+            let mut add = |n: &Option<String>| {
+                if let Some(n) = n {
+                    out.insert(plan_name(n).to_owned());
+                }
+            };
+            for w in s.weighted.iter().flat_map(|w| w.services.iter().flatten()) {
+                add(&w.name);
+            }
+            for w in s
+                .highest_random_weight
+                .iter()
+                .flat_map(|w| w.services.iter().flatten())
+            {
+                add(&w.name);
+            }
+            if let Some(f) = &s.failover {
+                add(&f.service);
+                add(&f.fallback);
+            }
+            if let Some(m) = &s.mirroring {
+                add(&m.service);
+                for r in m.mirrors.iter().flatten() {
+                    add(&r.name);
+                }
+            }
         }
         out
     }

@@ -471,6 +471,7 @@ fn routers(
         middlewares.insert(name, Arc::new(built));
     }
     let mut out = FastMap::default();
+    let mut service_chains: FastMap<&str, Vec<Arc<Middleware>>> = FastMap::default();
     for (name, r) in &plan.routers {
         // A name without a middleware is skipped, as it always was (the plan checker refuses
         // such plans).
@@ -500,6 +501,46 @@ fn routers(
                     )?));
                 }
                 None => chain.push(shared.clone()),
+            }
+        }
+        // The service's own middlewares (Traefik v3.7) run after the router's, one instance per
+        // service whichever router sends to it.
+        if let ServiceRef::Service(s) = &r.service
+            && let Some(svc) = plan.services.get(s)
+            && !svc.middlewares.is_empty()
+        {
+            if !service_chains.contains_key(s.as_str()) {
+                let mut built = Vec::with_capacity(svc.middlewares.len());
+                for m in &svc.middlewares {
+                    let Some(shared) = middlewares.get(m.as_str()) else {
+                        continue;
+                    };
+                    match plan
+                        .middlewares
+                        .get(m)
+                        .filter(|p| Middleware::per_router(&p.kind))
+                    {
+                        Some(p) => {
+                            let mut at = crate::middleware::Build {
+                                name: m,
+                                service_id: &service_id,
+                                clients,
+                                resolve,
+                            };
+                            built.push(Arc::new(Middleware::from_plan(p, &mut at).map_err(
+                                |source| ServeError::Middleware {
+                                    name: m.clone(),
+                                    source,
+                                },
+                            )?));
+                        }
+                        None => built.push(shared.clone()),
+                    }
+                }
+                service_chains.insert(s.as_str(), built);
+            }
+            if let Some(built) = service_chains.get(s.as_str()) {
+                chain.extend(built.iter().cloned());
             }
         }
         let chain = chain.into_boxed_slice();

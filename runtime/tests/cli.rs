@@ -77,6 +77,7 @@ fn mirroring_below_another_service_is_served_but_chains_of_more_than_four_are_re
     let mut plan = bridge_plan::Plan::example();
     let source = plan.services["whoami"].source.clone();
     let service = |kind| Service {
+        middlewares: Vec::new(),
         source: source.clone(),
         kind,
     };

@@ -822,6 +822,7 @@ mod tests {
         plan.services.insert(
             "a".into(),
             Service {
+                middlewares: Vec::new(),
                 source: source.clone(),
                 kind: ServiceKind::Weighted(Weighted {
                     services: vec![
@@ -844,6 +845,7 @@ mod tests {
         plan.services.insert(
             "b".into(),
             Service {
+                middlewares: Vec::new(),
                 source,
                 kind: ServiceKind::Failover(Failover {
                     service: "whoami".into(),

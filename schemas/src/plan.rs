@@ -371,6 +371,11 @@ pub struct Service {
     pub source: Provenance,
     /// What the service does.
     pub kind: ServiceKind,
+    /// Middlewares in front of the service (Traefik's service `middlewares`, v3.7): keys into
+    /// [`Plan::middlewares`], `chain`s expanded, run after the router's; one instance per
+    /// service, shared by every router that sends to it. Left out when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub middlewares: Vec<String>,
 }
 
 /// The kinds of service.
@@ -2637,6 +2642,14 @@ impl Plan {
         }
 
         for (key, service) in &self.services {
+            for (i, mw) in service.middlewares.iter().enumerate() {
+                need(
+                    self.middlewares.contains_key(mw),
+                    format!("/services/{}/middlewares/{i}", pointer_escape(key)),
+                    "middleware",
+                    mw,
+                )?;
+            }
             let at = format!("/services/{}/kind", pointer_escape(key));
             for (path, child) in service.kind.children() {
                 need(
@@ -2765,6 +2778,7 @@ impl Plan {
             source: source("dynamic/whoami.yml", 3, 5),
         };
         let service = Service {
+            middlewares: Vec::new(),
             source: source("dynamic/whoami.yml", 9, 5),
             kind: ServiceKind::LoadBalancer(LoadBalancer {
                 servers: vec![

@@ -155,6 +155,7 @@ fn fixture() -> Plan {
     plan.services.insert(
         "canary".into(),
         Service {
+            middlewares: Vec::new(),
             source: svc_at(60),
             kind: ServiceKind::Weighted(Weighted {
                 services: vec![
@@ -177,6 +178,7 @@ fn fixture() -> Plan {
     plan.services.insert(
         "ha".into(),
         Service {
+            middlewares: Vec::new(),
             source: svc_at(70),
             kind: ServiceKind::Failover(Failover {
                 service: "central".into(),
@@ -189,6 +191,7 @@ fn fixture() -> Plan {
     plan.services.insert(
         "shadow".into(),
         Service {
+            middlewares: Vec::new(),
             source: svc_at(80),
             kind: ServiceKind::Mirroring(Mirroring {
                 service: "central".into(),

@@ -1466,6 +1466,7 @@ mod tests {
         plan.services.insert(
             "ha".into(),
             Service {
+                middlewares: Vec::new(),
                 source,
                 kind: ServiceKind::Failover(Failover {
                     service: "whoami".into(),

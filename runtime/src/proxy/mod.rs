@@ -149,7 +149,12 @@ macro_rules! chain_and_service {
                 crate::middleware::run(chain, &mut $req, &mut $ctx).await
             };
             let resp = match ran {
-                crate::middleware::Ran::Answered(answer) => answer,
+                // A middleware's own answer (401, 403, 429…) passes back through the ones
+                // before it, as in Traefik: their response headers apply to it too.
+                crate::middleware::Ran::Answered(mut answer) => {
+                    $ctx.response.apply(answer.headers_mut());
+                    answer
+                }
                 crate::middleware::Ran::Buffer(b, rest) => {
                     let slots = std::mem::take(&mut $ctx.slots);
                     let (mut resp, sniff) =

@@ -1412,6 +1412,7 @@ pub(crate) mod tests {
                 (
                     name.to_owned(),
                     Service {
+                        middlewares: Vec::new(),
                         source: source.clone(),
                         kind,
                     },
@@ -1874,6 +1875,7 @@ pub(crate) mod tests {
         p.services.insert(
             "a".into(),
             Service {
+                middlewares: Vec::new(),
                 source: p.services["f"].source.clone(),
                 kind: lb(&[(A, 1)], None),
             },
