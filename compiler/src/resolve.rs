@@ -882,7 +882,7 @@ impl Resolver<'_> {
 
     /// All file-provider middlewares except chains, plus an index name → flattened list.
     fn middlewares(
-        &mut self,
+        &self,
     ) -> (
         BTreeMap<String, plan::Middleware>,
         BTreeMap<String, Vec<String>>,
@@ -925,7 +925,7 @@ impl Resolver<'_> {
         }
     }
 
-    fn middleware_kind(&mut self, m: &dy::Middleware) -> Option<plan::MiddlewareKind> {
+    fn middleware_kind(&self, m: &dy::Middleware) -> Option<plan::MiddlewareKind> {
         use plan::MiddlewareKind as K;
         if let Some(x) = &m.strip_prefix {
             return Some(K::StripPrefix(plan::StripPrefix {

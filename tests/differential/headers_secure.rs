@@ -18,6 +18,9 @@ const FIELDS: &[&str] = &[
     "location",
 ];
 
+/// Target, request fields, status.
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], u16);
+
 #[test]
 fn headers_host_and_https_options_answer_as_traefik_does() {
     let oracle = oracle("headers_host_and_https_options_answer_as_traefik_does");
@@ -94,7 +97,7 @@ fn headers_host_and_https_options_answer_as_traefik_does() {
         compare: FIELDS,
         body: b"",
     };
-    let cases: &[(&str, &[(&str, &str)], u16)] = &[
+    let cases: &[Case<'_>] = &[
         ("/hosts", &[("Host", "plant.test")], 200),
         ("/hosts", &[("Host", "PLANT.test")], 200),
         ("/hosts", &[("Host", "plant.test:80")], 500),

@@ -556,10 +556,11 @@ async fn answer(
             if d.sequential() {
                 // lego's sequential solve: this record is validated and removed before the next
                 // is written (two values of one name never coexist).
-                let mut authorizations = order.authorizations();
-                let mut authz = nth(&mut authorizations, at).await?;
-                validated(&mut authz, &record.domain).await?;
-                drop(authorizations);
+                {
+                    let mut authorizations = order.authorizations();
+                    let mut authz = nth(&mut authorizations, at).await?;
+                    validated(&mut authz, &record.domain).await?;
+                }
                 if let Some(r) = records.pop() {
                     d.cleanup(&r).await.map_err(OrderError::refused)?;
                 }

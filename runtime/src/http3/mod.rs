@@ -343,13 +343,10 @@ async fn request(
             return;
         }
     }
-    let body = match H3Body::new(recv, &parts.headers) {
-        Ok(b) => b,
-        Err(()) => {
-            // RFC 9114 §4.1.2: a malformed request is a stream error H3_MESSAGE_ERROR.
-            send.stop_stream(h3::error::Code::H3_MESSAGE_ERROR);
-            return;
-        }
+    let Ok(body) = H3Body::new(recv, &parts.headers) else {
+        // RFC 9114 §4.1.2: a malformed request is a stream error H3_MESSAGE_ERROR.
+        send.stop_stream(h3::error::Code::H3_MESSAGE_ERROR);
+        return;
     };
     let inbox = crate::interim::Inbox::new();
     peer.interims = Some(inbox.relay());
