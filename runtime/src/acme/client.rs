@@ -506,8 +506,10 @@ async fn answer(
                         .await
                         .map_err(OrderError::refused)?;
                     if !d.sequential() {
-                        d.present(&record).await.map_err(OrderError::refused)?;
+                        // Cleaned up even when present fails halfway (lego cleans up after a
+                        // failed present too).
                         records.push(record.clone());
+                        d.present(&record).await.map_err(OrderError::refused)?;
                     }
                     dns.push((at, record));
                     continue; // told ready once the record has propagated
@@ -537,8 +539,8 @@ async fn answer(
         let last = dns.len();
         for (n, (at, record)) in dns.into_iter().enumerate() {
             if d.sequential() {
-                d.present(&record).await.map_err(OrderError::refused)?;
                 records.push(record.clone());
+                d.present(&record).await.map_err(OrderError::refused)?;
             }
             d.wait_propagation(&record)
                 .await
@@ -561,8 +563,11 @@ async fn answer(
                     let mut authz = nth(&mut authorizations, at).await?;
                     validated(&mut authz, &record.domain).await?;
                 }
-                if let Some(r) = records.pop() {
-                    d.cleanup(&r).await.map_err(OrderError::refused)?;
+                // A cleanup that fails is logged, not the order's failure (as lego).
+                if let Some(r) = records.pop()
+                    && let Err(e) = d.cleanup(&r).await
+                {
+                    tracing::warn!(target: "acme", "{e}");
                 }
                 if n + 1 < last {
                     tokio::time::sleep(d.sequence_interval()).await;

@@ -108,8 +108,9 @@ pub(crate) fn bind(addr: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
         Some(socket2::Protocol::UDP),
     )?;
     if addr.is_ipv6() {
-        // `[::]` serves IPv6 only, as the TCP listener does.
-        socket.set_only_v6(true)?;
+        // Dual-stack like the TCP listener (`[::]` takes IPv4 too): a client told by Alt-Svc
+        // over IPv4 must reach QUIC over IPv4.
+        socket.set_only_v6(false)?;
     }
     socket.bind(&addr.into())?;
     Ok(socket.into())
@@ -293,8 +294,9 @@ async fn connection(
             changed = stop.changed(), if !closing => {
                 let _ = changed;
                 closing = true;
-                // GOAWAY: no new request; the ones in progress go on.
-                let _ = h3.shutdown(0).await;
+                // GOAWAY naming the stream after the last accepted one (RFC 9114 §5.2: lower
+                // IDs are processed): no new request; the ones in progress go on.
+                let _ = h3.shutdown(1).await;
                 if requests.is_empty() {
                     break;
                 }
@@ -330,6 +332,12 @@ async fn request(
         };
     let (mut send, recv) = stream.split();
     let (mut parts, ()) = req.into_parts();
+    // RFC 9114 §4.2: connection-specific fields make a request malformed (HTTP/3 has no
+    // Upgrade: a WebSocket stays on HTTP/1.1), and TE may only say `trailers`.
+    if connection_specific(&parts.headers) {
+        send.stop_stream(h3::error::Code::H3_MESSAGE_ERROR);
+        return;
+    }
     // As over HTTP/2: `100 Continue` at once, and the expectation is not passed on.
     if parts
         .headers
@@ -357,6 +365,22 @@ async fn request(
         Request::from_parts(parts, RequestBody::H3(Box::new(body))),
     );
     exchange(answer, inbox, send).await;
+}
+
+/// Whether a request carries a field RFC 9114 §4.2 forbids in HTTP/3.
+fn connection_specific(fields: &http::HeaderMap) -> bool {
+    const FORBIDDEN: [&str; 5] = [
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "transfer-encoding",
+        "upgrade",
+    ];
+    FORBIDDEN.iter().any(|n| fields.contains_key(*n))
+        || fields
+            .get_all(header::TE)
+            .iter()
+            .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"trailers"))
 }
 
 /// The answer with the interim responses relayed meanwhile sent ahead of it, then its head and
@@ -421,4 +445,33 @@ async fn informational(send: &mut SendStream, interim: crate::http1::client::Int
     *head.headers_mut() = interim.headers;
     crate::http2::stream::strip_connection_fields(head.headers_mut(), false);
     send.send_response(head).await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connection_specific;
+
+    #[test]
+    fn connection_specific_fields_make_a_request_malformed() {
+        let fields = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = http::HeaderMap::new();
+            for (n, v) in pairs {
+                h.append(*n, http::HeaderValue::from_static(v));
+            }
+            h
+        };
+        assert!(!connection_specific(&fields(&[
+            ("te", "trailers"),
+            ("x-a", "1")
+        ])));
+        for bad in [
+            &[("connection", "upgrade"), ("upgrade", "websocket")][..],
+            &[("upgrade", "websocket")],
+            &[("keep-alive", "timeout=5")],
+            &[("transfer-encoding", "chunked")],
+            &[("te", "gzip")],
+        ] {
+            assert!(connection_specific(&fields(bad)), "{bad:?}");
+        }
+    }
 }
