@@ -301,6 +301,40 @@ pub(crate) struct Issued {
     pub key_pem: String,
 }
 
+/// DNS-01 records written for an order: removed when the order ends, and by a task of their own
+/// when the order is dropped before (a reload or shutdown cancels it), since removal is async.
+struct Records {
+    dns01: Option<Dns01>,
+    written: Vec<Record>,
+}
+
+impl Records {
+    async fn clean_up(&mut self) {
+        if let Some(d) = &self.dns01 {
+            for r in std::mem::take(&mut self.written) {
+                if let Err(e) = d.cleanup(&r).await {
+                    tracing::warn!(target: "acme", "{e}");
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Records {
+    fn drop(&mut self) {
+        if self.written.is_empty() {
+            return;
+        }
+        let mut rest = Self {
+            dns01: self.dns01.take(),
+            written: std::mem::take(&mut self.written),
+        };
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { rest.clean_up().await });
+        }
+    }
+}
+
 /// Removes the answers of an order when it ends, however it ends.
 struct Presented<'a> {
     challenges: &'a Challenges,
@@ -353,23 +387,20 @@ pub(crate) async fn obtain(
         http: Vec::new(),
         alpn: Vec::new(),
     };
-    let mut records = Vec::new();
+    let mut records = Records {
+        dns01: dns01.clone(),
+        written: Vec::new(),
+    };
     let answered = answer(
         &mut order,
         res,
         dns01.as_ref(),
         &mut presented,
-        &mut records,
+        &mut records.written,
     )
     .await;
     drop(presented);
-    if let Some(d) = &dns01 {
-        for r in &records {
-            if let Err(e) = d.cleanup(r).await {
-                tracing::warn!(target: "acme", "{e}");
-            }
-        }
-    }
+    records.clean_up().await;
     let status = answered?;
     if status != OrderStatus::Ready {
         return Err(OrderError::refused(format!(

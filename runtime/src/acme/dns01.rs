@@ -332,9 +332,13 @@ async fn run(path: &str, args: &[&str]) -> Result<(), String> {
         .stderr
         .take()
         .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Unpin + Send>);
-    let waited = tokio::time::timeout(EXEC_TIMEOUT, async {
-        let ((), (), status) = tokio::join!(log(out), log(err), child.wait());
-        status
+    // The output is logged by tasks of its own: a program that leaves a background process
+    // holding its pipes is done when it exits, not when the pipes close.
+    let logs = (tokio::spawn(log(out)), tokio::spawn(log(err)));
+    let waited = tokio::time::timeout(EXEC_TIMEOUT, child.wait()).await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = logs.0.await;
+        let _ = logs.1.await;
     })
     .await;
     match waited {

@@ -20,6 +20,8 @@ pub struct H3Body {
     data_done: bool,
     /// Nothing more: the data and the trailers (if any) have been handed out.
     ended: bool,
+    /// Trailers that had already arrived when the request did (see [`H3Body::new`]).
+    trailers: Option<HeaderMap>,
     /// `Content-Length`, counted down; a body longer or shorter is malformed.
     left: Option<u64>,
 }
@@ -54,6 +56,7 @@ impl H3Body {
             first: None,
             data_done: false,
             ended: false,
+            trailers: None,
             left,
         };
         body.peek();
@@ -79,8 +82,12 @@ impl H3Body {
                 Poll::Ready(Err(_)) | Poll::Pending => return,
             }
         }
-        if let Poll::Ready(Ok(None)) = self.recv.poll_recv_trailers(&mut cx) {
-            self.ended = true;
+        match self.recv.poll_recv_trailers(&mut cx) {
+            Poll::Ready(Ok(None)) => self.ended = true,
+            // Kept for the first read: a request whose trailers came with it keeps them.
+            Poll::Ready(Ok(Some(t))) => self.trailers = Some(t),
+            // Errors show when the body is read.
+            Poll::Ready(Err(_)) | Poll::Pending => {}
         }
     }
 
@@ -103,6 +110,10 @@ impl Body for H3Body {
         let me = &mut *self;
         if me.ended {
             return Poll::Ready(None);
+        }
+        if let Some(t) = me.trailers.take() {
+            me.ended = true;
+            return Poll::Ready(Some(Ok(Frame::trailers(t))));
         }
         if let Some(data) = me.first.take() {
             me.count(data.len())?;

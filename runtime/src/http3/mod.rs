@@ -33,6 +33,8 @@ use crate::runtime::{EntryId, Runtime};
 const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// quic-go's default number of concurrent request streams a client may open.
 const MAX_STREAMS: u32 = 100;
+/// How long a finished connection waits for the client to close before it is dropped.
+const LINGER: Duration = Duration::from_secs(2);
 /// The ALPN protocol of HTTP/3 (RFC 9114 §3.1).
 const ALPN_H3: &[u8] = b"h3";
 
@@ -265,6 +267,9 @@ async fn connection(
         })
         .filter(|c| !c.is_empty())
         .map(|c| Arc::from(c.into_boxed_slice()));
+    // Kept to let the last answers reach the client before the connection is dropped: dropping
+    // every handle closes it at once, abandoning what is still unacknowledged.
+    let quic = conn.clone();
     let mut h3: H3Conn = match h3::server::builder()
         .max_field_section_size(limits.max_header)
         .build(h3_quinn::Connection::new(conn))
@@ -307,6 +312,11 @@ async fn connection(
         }
     }
     while requests.join_next().await.is_some() {}
+    // Dropping `h3` closes the connection at once: first a short linger for the client to close
+    // once it has what it asked for (at once when it closed first), so a shutdown is not held
+    // by clients that keep idle connections.
+    let _ = tokio::time::timeout(LINGER, quic.closed()).await;
+    drop(h3);
 }
 
 /// One request stream: its head, the answer (interim responses relayed as they come), the
