@@ -447,6 +447,58 @@ impl Runtime {
     }
 }
 
+/// One middleware of the plan, built.
+fn build_middleware(
+    name: &str,
+    m: &bridge_plan::Middleware,
+    upstreams: &Upstreams,
+    clients: &mut ClientFactory,
+    resolve: &HashMap<String, IpAddr>,
+) -> Result<Arc<Middleware>, ServeError> {
+    let service_id = |s: &str| upstreams.service_id(s);
+    let mut at = crate::middleware::Build {
+        name,
+        service_id: &service_id,
+        clients,
+        resolve,
+    };
+    Middleware::from_plan(m, &mut at)
+        .map(Arc::new)
+        .map_err(|source| ServeError::Middleware {
+            name: name.to_owned(),
+            source,
+        })
+}
+
+/// The chain of `names`: the shared instances, except kinds with state of their own per chain
+/// (Traefik builds those per router, and per service for a service's middlewares), built anew.
+/// A name without a middleware is skipped, as it always was (the plan checker refuses such
+/// plans).
+fn chain_of(
+    names: &[String],
+    plan: &Plan,
+    shared: &FastMap<&str, Arc<Middleware>>,
+    upstreams: &Upstreams,
+    clients: &mut ClientFactory,
+    resolve: &HashMap<String, IpAddr>,
+) -> Result<Vec<Arc<Middleware>>, ServeError> {
+    let mut chain = Vec::with_capacity(names.len());
+    for m in names {
+        let Some(one) = shared.get(m.as_str()) else {
+            continue;
+        };
+        match plan
+            .middlewares
+            .get(m)
+            .filter(|p| Middleware::per_router(&p.kind))
+        {
+            Some(p) => chain.push(build_middleware(m, p, upstreams, clients, resolve)?),
+            None => chain.push(one.clone()),
+        }
+    }
+    Ok(chain)
+}
+
 /// Every router of the plan with its chain and service, by key. A middleware named by several
 /// routers is built once and shared.
 fn routers(
@@ -455,54 +507,24 @@ fn routers(
     clients: &mut ClientFactory,
     resolve: &HashMap<String, IpAddr>,
 ) -> Result<FastMap<String, Arc<Router>>, ServeError> {
-    let service_id = |s: &str| upstreams.service_id(s);
     let mut middlewares: FastMap<&str, Arc<Middleware>> = FastMap::default();
     for (name, m) in &plan.middlewares {
-        let mut at = crate::middleware::Build {
+        middlewares.insert(
             name,
-            service_id: &service_id,
-            clients,
-            resolve,
-        };
-        let built = Middleware::from_plan(m, &mut at).map_err(|source| ServeError::Middleware {
-            name: name.clone(),
-            source,
-        })?;
-        middlewares.insert(name, Arc::new(built));
+            build_middleware(name, m, upstreams, clients, resolve)?,
+        );
     }
     let mut out = FastMap::default();
     let mut service_chains: FastMap<&str, Vec<Arc<Middleware>>> = FastMap::default();
     for (name, r) in &plan.routers {
-        // A name without a middleware is skipped, as it always was (the plan checker refuses
-        // such plans).
-        let mut chain = Vec::with_capacity(r.middlewares.len());
-        for m in &r.middlewares {
-            let Some(shared) = middlewares.get(m.as_str()) else {
-                continue;
-            };
-            match plan
-                .middlewares
-                .get(m)
-                .filter(|p| Middleware::per_router(&p.kind))
-            {
-                // Its own state for this router, as Traefik builds it.
-                Some(p) => {
-                    let mut at = crate::middleware::Build {
-                        name: m,
-                        service_id: &service_id,
-                        clients,
-                        resolve,
-                    };
-                    chain.push(Arc::new(Middleware::from_plan(p, &mut at).map_err(
-                        |source| ServeError::Middleware {
-                            name: m.clone(),
-                            source,
-                        },
-                    )?));
-                }
-                None => chain.push(shared.clone()),
-            }
-        }
+        let mut chain = chain_of(
+            &r.middlewares,
+            plan,
+            &middlewares,
+            upstreams,
+            clients,
+            resolve,
+        )?;
         // The service's own middlewares (Traefik v3.7) run after the router's, one instance per
         // service whichever router sends to it.
         if let ServiceRef::Service(s) = &r.service
@@ -510,33 +532,14 @@ fn routers(
             && !svc.middlewares.is_empty()
         {
             if !service_chains.contains_key(s.as_str()) {
-                let mut built = Vec::with_capacity(svc.middlewares.len());
-                for m in &svc.middlewares {
-                    let Some(shared) = middlewares.get(m.as_str()) else {
-                        continue;
-                    };
-                    match plan
-                        .middlewares
-                        .get(m)
-                        .filter(|p| Middleware::per_router(&p.kind))
-                    {
-                        Some(p) => {
-                            let mut at = crate::middleware::Build {
-                                name: m,
-                                service_id: &service_id,
-                                clients,
-                                resolve,
-                            };
-                            built.push(Arc::new(Middleware::from_plan(p, &mut at).map_err(
-                                |source| ServeError::Middleware {
-                                    name: m.clone(),
-                                    source,
-                                },
-                            )?));
-                        }
-                        None => built.push(shared.clone()),
-                    }
-                }
+                let built = chain_of(
+                    &svc.middlewares,
+                    plan,
+                    &middlewares,
+                    upstreams,
+                    clients,
+                    resolve,
+                )?;
                 service_chains.insert(s.as_str(), built);
             }
             if let Some(built) = service_chains.get(s.as_str()) {

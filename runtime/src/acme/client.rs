@@ -101,6 +101,25 @@ pub(crate) fn tls_config(res: &CertificateResolver) -> Result<Arc<ClientConfig>,
     Ok(Arc::new(cfg))
 }
 
+/// A TLS client trusting the system's CA store: for the OCSP responders and DNS-01's `httpreq`
+/// endpoint, which name no CA of their own.
+pub(crate) fn system_tls() -> Arc<ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    let _ = roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let cfg = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map(|b| b.with_root_certificates(roots).with_no_client_auth())
+        .unwrap_or_else(|_| {
+            // The default provider always supports the default versions; keep a config that can
+            // only fail its handshakes rather than none.
+            ClientConfig::builder()
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth()
+        });
+    Arc::new(cfg)
+}
+
 /// Dials the host of each request URI (DNS by the system), TLS for `https`. Also the OCSP
 /// stapler's connector.
 #[derive(Clone)]

@@ -368,8 +368,9 @@ async fn post(
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_connect_timeout(Some(timeout));
-    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
-        .build(super::client::Connector::new(http, system_tls()?, None));
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(
+        super::client::Connector::new(http, super::client::system_tls(), None),
+    );
     let mut line = body.to_string();
     line.push('\n');
     let mut req = http::Request::post(url.as_str())
@@ -403,20 +404,6 @@ async fn post(
     tokio::time::timeout(timeout, exchange)
         .await
         .map_err(|_| format!("httpreq: {url}: no answer within {}s", timeout.as_secs()))?
-}
-
-/// The system's CA store, for an `https` endpoint.
-fn system_tls() -> Result<std::sync::Arc<rustls::ClientConfig>, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    let _ = roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(std::sync::Arc::new(cfg))
 }
 
 #[cfg(test)]

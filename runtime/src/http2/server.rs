@@ -18,10 +18,9 @@ use h2::Reason;
 use h2::server::SendResponse;
 use http::header;
 use http::{Request, Response};
-use hyper::body::Body as _;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::stream::{H2Body, pipe, strip_connection_fields};
+use super::stream::{H2Body, answer_head, interim_head, pipe};
 use crate::http1::server::RequestBody;
 
 /// hyper's defaults for its HTTP/2 server, kept: larger windows than the protocol's 64 KiB, which
@@ -167,21 +166,7 @@ where
         }
     }
     drop(inbox);
-    let (mut parts, body) = resp.into_parts();
-    strip_connection_fields(&mut parts.headers, false);
-    if !parts.headers.contains_key(header::DATE) {
-        parts
-            .headers
-            .insert(header::DATE, crate::http1::server::date_value());
-    }
-    let end = body.is_end_stream();
-    if !end
-        && !parts.headers.contains_key(header::CONTENT_LENGTH)
-        && let Some(n) = body.size_hint().exact()
-    {
-        parts.headers.insert(header::CONTENT_LENGTH, n.into());
-    }
-    let head = Response::from_parts(parts, ());
+    let (head, body, end) = answer_head(resp);
     let tx = match respond.send_response(head, end) {
         Ok(tx) => tx,
         Err(e) => {
@@ -200,11 +185,7 @@ fn informational(
     respond: &mut SendResponse<Bytes>,
     interim: crate::http1::client::Interim,
 ) -> bool {
-    let mut head = Response::new(());
-    *head.status_mut() = interim.status;
-    *head.headers_mut() = interim.headers;
-    strip_connection_fields(head.headers_mut(), false);
-    respond.send_informational(head).is_ok()
+    respond.send_informational(interim_head(interim)).is_ok()
 }
 
 /// The answer (`Ok`), an interim response relayed before it (`Err`), or `None` when the client

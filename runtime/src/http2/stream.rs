@@ -107,6 +107,38 @@ async fn wait_capacity(tx: &mut SendStream<Bytes>) -> bool {
     .await
 }
 
+/// The head of an answer as the HTTP/2 and HTTP/3 servers send it: connection fields gone, a
+/// `Date` when the answer has none, `Content-Length` when the body's size is known; with the
+/// body and whether it is empty already.
+pub(crate) fn answer_head(
+    resp: http::Response<crate::body::Body>,
+) -> (http::Response<()>, crate::body::Body, bool) {
+    let (mut parts, body) = resp.into_parts();
+    strip_connection_fields(&mut parts.headers, false);
+    if !parts.headers.contains_key(header::DATE) {
+        parts
+            .headers
+            .insert(header::DATE, crate::http1::server::date_value());
+    }
+    let end = body.is_end_stream();
+    if !end
+        && !parts.headers.contains_key(header::CONTENT_LENGTH)
+        && let Some(n) = body.size_hint().exact()
+    {
+        parts.headers.insert(header::CONTENT_LENGTH, n.into());
+    }
+    (http::Response::from_parts(parts, ()), body, end)
+}
+
+/// The head of an interim (1xx) answer relayed to the client, connection fields gone.
+pub(crate) fn interim_head(interim: crate::http1::client::Interim) -> http::Response<()> {
+    let mut head = http::Response::new(());
+    *head.status_mut() = interim.status;
+    *head.headers_mut() = interim.headers;
+    strip_connection_fields(head.headers_mut(), false);
+    head
+}
+
 /// Removes the fields that are specific to an HTTP/1.1 connection and must not appear in
 /// HTTP/2 (RFC 9113 §8.2.2), together with the fields `Connection` names: h2 refuses a message
 /// that carries them, and hyper removed them alike. A request keeps `TE: trailers`

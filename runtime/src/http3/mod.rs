@@ -22,7 +22,6 @@ use std::future::Future;
 
 use bytes::Bytes;
 use http::{Request, Response, header};
-use hyper::body::Body as _;
 
 pub(crate) use body::H3Body;
 
@@ -424,21 +423,8 @@ where
         }
     }
     drop(inbox);
-    let (mut parts, body) = resp.into_parts();
-    crate::http2::stream::strip_connection_fields(&mut parts.headers, false);
-    if !parts.headers.contains_key(header::DATE) {
-        parts
-            .headers
-            .insert(header::DATE, crate::http1::server::date_value());
-    }
-    let end = body.is_end_stream();
-    if !end
-        && !parts.headers.contains_key(header::CONTENT_LENGTH)
-        && let Some(n) = body.size_hint().exact()
-    {
-        parts.headers.insert(header::CONTENT_LENGTH, n.into());
-    }
-    if let Err(e) = send.send_response(Response::from_parts(parts, ())).await {
+    let (head, body, end) = crate::http2::stream::answer_head(resp);
+    if let Err(e) = send.send_response(head).await {
         tracing::debug!("HTTP/3 response not sent: {e}");
         return;
     }
@@ -450,11 +436,9 @@ where
 
 /// Sends an interim response as a HEADERS frame of its own; false when the stream is gone.
 async fn informational(send: &mut SendStream, interim: crate::http1::client::Interim) -> bool {
-    let mut head = Response::new(());
-    *head.status_mut() = interim.status;
-    *head.headers_mut() = interim.headers;
-    crate::http2::stream::strip_connection_fields(head.headers_mut(), false);
-    send.send_response(head).await.is_ok()
+    send.send_response(crate::http2::stream::interim_head(interim))
+        .await
+        .is_ok()
 }
 
 #[cfg(test)]

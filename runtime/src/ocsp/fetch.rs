@@ -38,19 +38,7 @@ impl std::fmt::Debug for Http {
 
 impl Http {
     pub(crate) fn new() -> Self {
-        let mut roots = rustls::RootCertStore::empty();
-        let _ = roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-        let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map(|b| b.with_root_certificates(roots).with_no_client_auth())
-            .unwrap_or_else(|_| {
-                // The default provider always supports the default versions; keep a config
-                // that can only fail its handshakes rather than none.
-                rustls::ClientConfig::builder()
-                    .with_root_certificates(rustls::RootCertStore::empty())
-                    .with_no_client_auth()
-            });
+        let tls = crate::acme::client::system_tls();
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
@@ -59,7 +47,7 @@ impl Http {
         b.pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(30));
         Self {
-            client: b.build(Connector::new(http, std::sync::Arc::new(tls), None)),
+            client: b.build(Connector::new(http, tls, None)),
         }
     }
 
