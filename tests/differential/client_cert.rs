@@ -151,30 +151,9 @@ fn try_get(
     path: &str,
 ) -> Result<(u16, String), String> {
     use std::io::{Read, Write};
-    use std::sync::Arc;
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(bridge_tests::tls::AnyServerCert(provider)));
-    let cfg = match client {
-        None => builder.with_no_client_auth(),
-        Some((cert, key)) => {
-            use rustls::pki_types::pem::PemObject as _;
-            let chain = rustls::pki_types::CertificateDer::pem_file_iter(cert)
-                .unwrap()
-                .collect::<Result<Vec<_>, _>>()
-                .unwrap();
-            let key = rustls::pki_types::PrivateKeyDer::from_pem_file(key).unwrap();
-            builder.with_client_auth_cert(chain, key).unwrap()
-        }
-    };
-    let conn = rustls::ClientConnection::new(
-        Arc::new(cfg),
-        bridge_tests::prod::DOMAIN.try_into().unwrap(),
-    )
-    .unwrap();
+    let cfg = bridge_tests::tls::insecure_client_as(client);
+    let conn =
+        rustls::ClientConnection::new(cfg, bridge_tests::prod::DOMAIN.try_into().unwrap()).unwrap();
     let tcp = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
     tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
         .unwrap();

@@ -26,6 +26,18 @@ fn two_free_ports() -> (u16, u16) {
     )
 }
 
+/// pebble validating on these two ports, with its defaults (no EAB, no OCSP, 5-year
+/// certificates); `None` (with the reason printed) where it is not installed.
+fn plain_pebble(web: u16, websecure: u16) -> Option<Pebble> {
+    Pebble::start(PebbleOptions {
+        http_port: web,
+        tls_port: websecure,
+        validity_secs: None,
+        eab: None,
+        ocsp_responder: None,
+    })
+}
+
 struct Site {
     dir: tempfile::TempDir,
     websecure: u16,
@@ -203,13 +215,7 @@ fn stored(path: &Path) -> serde_json::Value {
 fn http01_certificate_is_obtained_stored_in_traefik_format_and_served_from_storage_with_the_ca_down()
  {
     let (web, websecure) = two_free_ports();
-    let Some(mut pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(mut pebble) = plain_pebble(web, websecure) else {
         return;
     };
     let be = backend("a").start();
@@ -278,13 +284,7 @@ fn http01_certificate_is_obtained_stored_in_traefik_format_and_served_from_stora
 #[test]
 fn tls_alpn01_certificate_arrives_by_itself_once_the_ca_is_up() {
     let (web, websecure) = two_free_ports();
-    let Some(mut pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(mut pebble) = plain_pebble(web, websecure) else {
         return;
     };
     let be = backend("a").start();
@@ -461,13 +461,7 @@ fn a_storage_file_with_a_wide_mode_or_corrupt_content_stops_the_start_with_its_p
 #[test]
 fn an_imported_file_gets_our_account_beside_traefiks_and_a_reload_orders_a_new_host() {
     let (web, websecure) = two_free_ports();
-    let Some(pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(pebble) = plain_pebble(web, websecure) else {
         return;
     };
     let be = backend("a").start();
@@ -550,13 +544,7 @@ fn a_ca_requiring_external_account_binding_issues_with_the_configured_eab() {
 #[test]
 fn the_prod_profile_with_cert_resolver_builds_and_serves_https_from_acme() {
     let (web, websecure) = two_free_ports();
-    let Some(pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(pebble) = plain_pebble(web, websecure) else {
         return;
     };
     let (a, b) = (backend("a").start(), backend("b").active(false).start());
@@ -666,13 +654,7 @@ fn in_a_pair_the_address_holder_relays_the_peers_http01_challenge() {
         .local_addr()
         .unwrap()
         .port();
-    let Some(pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(pebble) = plain_pebble(web, websecure) else {
         return;
     };
     let host = "pair.acme.test";
@@ -812,13 +794,7 @@ fn an_acme_certificate_naming_an_ocsp_responder_is_asked_for_with_its_issuer() {
 #[test]
 fn default_generated_cert_is_ordered_and_answers_unmatched_handshakes() {
     let (web, websecure) = two_free_ports();
-    let Some(pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(pebble) = plain_pebble(web, websecure) else {
         return;
     };
     let be = backend("a").start();
@@ -938,13 +914,7 @@ fn leaf_names(leaf: &[u8], names: &[&str]) -> Vec<bool> {
 #[test]
 fn dns01_by_exec_obtains_a_wildcard_one_authorization_at_a_time() {
     let (web, websecure) = two_free_ports();
-    let Some(pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(pebble) = plain_pebble(web, websecure) else {
         return;
     };
     if bridge_tests::process::find_binary("curl").is_none() {
@@ -1011,13 +981,7 @@ fn dns01_by_exec_obtains_a_wildcard_one_authorization_at_a_time() {
 #[test]
 fn dns01_by_exec_raw_that_never_writes_the_record_fails_after_the_timeout_and_cleans_up() {
     let (web, websecure) = two_free_ports();
-    let Some(pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(pebble) = plain_pebble(web, websecure) else {
         return;
     };
     let be = backend("a").start();
@@ -1164,13 +1128,7 @@ fn httpreq_endpoint(pebble: &Pebble) -> Endpoint {
 #[test]
 fn dns01_by_httpreq_presents_every_record_first_with_basic_auth() {
     let (web, websecure) = two_free_ports();
-    let Some(pebble) = Pebble::start(PebbleOptions {
-        http_port: web,
-        tls_port: websecure,
-        validity_secs: None,
-        eab: None,
-        ocsp_responder: None,
-    }) else {
+    let Some(pebble) = plain_pebble(web, websecure) else {
         return;
     };
     let be = backend("a").start();

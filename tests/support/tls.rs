@@ -200,6 +200,21 @@ pub fn tls_connect(addr: SocketAddr) -> TlsStream {
 
 /// [`tls_connect`], sending the client certificate chain and key of these PEM files when given.
 pub fn tls_connect_as(addr: SocketAddr, client: Option<(&Path, &Path)>) -> TlsStream {
+    let cfg = insecure_client_as(client);
+    let conn = rustls::ClientConnection::new(cfg, DOMAIN.try_into().unwrap()).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    s.flush().unwrap();
+    while s.conn.is_handshaking() {
+        s.conn.complete_io(&mut s.sock).unwrap();
+    }
+    s
+}
+
+/// A client that accepts any server certificate and sends the client certificate chain and key
+/// of these PEM files when given.
+pub fn insecure_client_as(client: Option<(&Path, &Path)>) -> Arc<rustls::ClientConfig> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -217,15 +232,7 @@ pub fn tls_connect_as(addr: SocketAddr, client: Option<(&Path, &Path)>) -> TlsSt
             builder.with_client_auth_cert(chain, key).unwrap()
         }
     };
-    let conn = rustls::ClientConnection::new(Arc::new(cfg), DOMAIN.try_into().unwrap()).unwrap();
-    let tcp = TcpStream::connect(addr).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut s = rustls::StreamOwned::new(conn, tcp);
-    s.flush().unwrap();
-    while s.conn.is_handshaking() {
-        s.conn.complete_io(&mut s.sock).unwrap();
-    }
-    s
+    Arc::new(cfg)
 }
 
 /// The leaf certificate the server presented (DER).
