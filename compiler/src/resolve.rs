@@ -1450,7 +1450,11 @@ impl Resolver<'_> {
                 )
             })
             .collect();
-        let mut out = BTreeMap::new();
+        let mut out: BTreeMap<String, plan::Router> = BTreeMap::new();
+        // (parent name, child router key) for every `parentRefs` entry.
+        let mut child_of: Vec<(String, String)> = Vec::new();
+        // The plan keys each router became (more than one when entry points split it).
+        let mut split_keys: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for found in self.symbols.in_reading_order::<dy::Router>(self.loaded) {
             let (fi, name, r) = (found.file, found.name, found.value);
             let base = found.pointer;
@@ -1463,15 +1467,26 @@ impl Resolver<'_> {
                 .priority
                 .filter(|p| *p != 0)
                 .unwrap_or_else(|| default_priority(&r.rule));
-            let eps: Vec<String> = r
-                .entry_points
-                .clone()
-                .unwrap_or_else(|| defaults.clone())
-                .into_iter()
-                .filter(|e| entrypoints.contains_key(e))
-                .collect();
-            if eps.is_empty() {
+            // A child router (`parentRefs`) has no entry points: it is served where its parents
+            // are, with their TLS, after their middlewares (entry point middlewares included).
+            let child = r.parent_refs.is_some();
+            let eps: Vec<String> = if child {
+                Vec::new()
+            } else {
+                r.entry_points
+                    .clone()
+                    .unwrap_or_else(|| defaults.clone())
+                    .into_iter()
+                    .filter(|e| entrypoints.contains_key(e))
+                    .collect()
+            };
+            if eps.is_empty() && !child {
                 continue;
+            }
+            if child {
+                for p in r.parent_refs.iter().flatten() {
+                    child_of.push((plan_name(p).to_owned(), name.to_owned()));
+                }
             }
             // Entry points with different entry-point middlewares split the router, as Traefik does.
             let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
@@ -1481,7 +1496,11 @@ impl Resolver<'_> {
                     .or_default()
                     .push(ep.clone());
             }
+            if child {
+                groups.insert(Vec::new(), Vec::new());
+            }
             let split = groups.len() > 1;
+            split_keys.insert(name.to_owned(), Vec::new());
             for (epm, group) in groups {
                 let mut mws = Vec::new();
                 for m in epm.iter().chain(r.middlewares.iter().flatten()) {
@@ -1537,6 +1556,9 @@ impl Resolver<'_> {
                 } else {
                     name.to_owned()
                 };
+                if let Some(keys) = split_keys.get_mut(name) {
+                    keys.push(key.clone());
+                }
                 let tls = effective.map(|(options, resolver, domains)| {
                     if let Some(res) = resolver {
                         self.acme_wants.push(AcmeWant {
@@ -1550,10 +1572,12 @@ impl Resolver<'_> {
                         cert_resolver: resolver.map(str::to_owned),
                     }
                 });
-                let service = plan::ServiceRef::from(plan_name(&r.service));
+                let service =
+                    (!r.service.is_empty()).then(|| plan::ServiceRef::from(plan_name(&r.service)));
                 out.insert(
                     key,
                     plan::Router {
+                        children: Vec::new(),
                         entrypoints: group,
                         rule: r.rule.clone(),
                         rule_syntax: match syntax {
@@ -1569,6 +1593,49 @@ impl Resolver<'_> {
                     },
                 );
             }
+        }
+        // Each child goes under every router its parents became (a parent split by entry point
+        // middlewares is one router per group), in matching order.
+        for (parent, child) in &child_of {
+            for key in split_keys.get(parent).into_iter().flatten() {
+                if let Some(p) = out.get_mut(key)
+                    && !p.children.contains(child)
+                {
+                    p.children.push(child.clone());
+                }
+            }
+        }
+        // Routers left without a way in (a parent served on no entry point, so none of its
+        // children either) are left out, as routers on no entry point are.
+        loop {
+            let reached: BTreeSet<String> = out
+                .values()
+                .flat_map(|r| r.children.iter().cloned())
+                .collect();
+            let orphans: Vec<String> = out
+                .iter()
+                .filter(|(k, r)| r.entrypoints.is_empty() && !reached.contains(*k))
+                .map(|(k, _)| k.clone())
+                .collect();
+            if orphans.is_empty() {
+                break;
+            }
+            for k in orphans {
+                out.remove(&k);
+            }
+        }
+        let order: BTreeMap<String, (i64, String)> = out
+            .iter()
+            .map(|(k, r)| (k.clone(), (r.priority, k.clone())))
+            .collect();
+        for r in out.values_mut() {
+            r.children.retain(|c| order.contains_key(c));
+            r.children.sort_by(|a, b| {
+                let (pa, pb) = (order.get(a), order.get(b));
+                pb.map(|x| x.0)
+                    .cmp(&pa.map(|x| x.0))
+                    .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+            });
         }
         out
     }
@@ -1827,8 +1894,12 @@ impl Resolver<'_> {
             } else {
                 routers
                     .values()
-                    .find(|r| r.service == "api@internal" || r.service == "dashboard@internal")
-                    .and_then(|r| r.entrypoints.first().cloned())?
+                    .filter(|r| {
+                        r.service
+                            .as_ref()
+                            .is_some_and(|s| s == "api@internal" || s == "dashboard@internal")
+                    })
+                    .find_map(|r| r.entrypoints.first().cloned())?
             };
             Some(plan::Api {
                 entrypoint,

@@ -81,6 +81,14 @@ pub enum RoutingError {
         /// The missing router key.
         router: String,
     },
+    /// A parent router lists a child router the plan does not define.
+    #[error("router `{parent}` lists child router `{router}`, which the plan does not define")]
+    UnknownParent {
+        /// The parent router.
+        parent: String,
+        /// The missing router key.
+        router: String,
+    },
     /// A regex of a router's rule does not compile.
     #[error("router `{router}`: invalid regex `{regex}`: {message}")]
     BadRegex {
@@ -213,6 +221,28 @@ impl RouteTable {
             if router.tls.is_some() == tls {
                 rules.push((key.as_str(), &router.matcher));
             }
+        }
+        Self::from_rules(rules)
+    }
+
+    /// The table of a parent router's `children` (already in matching order in the plan).
+    pub(crate) fn for_children(plan: &Plan, parent: &str) -> Result<Self, RoutingError> {
+        let Some(p) = plan.routers.get(parent) else {
+            return Err(RoutingError::UnknownParent {
+                parent: parent.to_owned(),
+                router: parent.to_owned(),
+            });
+        };
+        let mut rules = Vec::with_capacity(p.children.len());
+        for key in &p.children {
+            let child = plan
+                .routers
+                .get(key)
+                .ok_or_else(|| RoutingError::UnknownParent {
+                    parent: parent.to_owned(),
+                    router: key.clone(),
+                })?;
+            rules.push((key.as_str(), &child.matcher));
         }
         Self::from_rules(rules)
     }

@@ -178,6 +178,9 @@ pub(crate) enum Dispatch {
     Api,
     /// `noop@internal`: `418 I'm a teapot` without a body, after the chain, as Traefik answers.
     Noop,
+    /// Child routers (Traefik's `parentRefs`): the request, as the chain left it, is routed
+    /// again among them; `404` when none matches.
+    Children(Box<Table>),
     /// A name no service has (the plan checker prevents it): 500.
     Missing,
 }
@@ -499,8 +502,9 @@ fn chain_of(
     Ok(chain)
 }
 
-/// Every router of the plan with its chain and service, by key. A middleware named by several
-/// routers is built once and shared.
+/// Every router of the plan with its chain and service (or its children's table), by key. A
+/// middleware named by several routers is built once and shared; a child router named by
+/// several parents is built once (one chain, as Traefik builds one handler per router).
 fn routers(
     plan: &Plan,
     upstreams: &Upstreams,
@@ -514,59 +518,122 @@ fn routers(
             build_middleware(name, m, upstreams, clients, resolve)?,
         );
     }
-    let mut out = FastMap::default();
-    let mut service_chains: FastMap<&str, Vec<Arc<Middleware>>> = FastMap::default();
-    for (name, r) in &plan.routers {
+    let mut b = RouterBuilder {
+        plan,
+        upstreams,
+        clients,
+        resolve,
+        middlewares,
+        service_chains: FastMap::default(),
+        built: FastMap::default(),
+    };
+    for name in plan.routers.keys() {
+        b.router(name, 0)?;
+    }
+    Ok(b.built)
+}
+
+/// What [`routers`] builds routers with.
+struct RouterBuilder<'p, 'c> {
+    plan: &'p Plan,
+    upstreams: &'p Upstreams,
+    clients: &'c mut ClientFactory,
+    resolve: &'p HashMap<String, IpAddr>,
+    /// The shared middleware instances.
+    middlewares: FastMap<&'p str, Arc<Middleware>>,
+    /// Services' own chains, one per service.
+    service_chains: FastMap<&'p str, Vec<Arc<Middleware>>>,
+    /// Routers built so far, by key.
+    built: FastMap<String, Arc<Router>>,
+}
+
+impl<'p> RouterBuilder<'p, '_> {
+    /// The router `name`, built with its children first; `depth` guards against a plan whose
+    /// children form a cycle (the plan checker refuses those).
+    fn router(&mut self, name: &str, depth: usize) -> Result<Arc<Router>, ServeError> {
+        if let Some(r) = self.built.get(name) {
+            return Ok(r.clone());
+        }
+        let plan = self.plan;
+        let Some((key, r)) = plan.routers.get_key_value(name) else {
+            return Err(ServeError::Routing(
+                crate::routing::RoutingError::UnknownParent {
+                    parent: name.to_owned(),
+                    router: name.to_owned(),
+                },
+            ));
+        };
+        if depth > plan.routers.len() {
+            return Err(ServeError::Unsupported(vec![format!(
+                "router `{name}`: its child routers form a cycle"
+            )]));
+        }
         let mut chain = chain_of(
             &r.middlewares,
             plan,
-            &middlewares,
-            upstreams,
-            clients,
-            resolve,
+            &self.middlewares,
+            self.upstreams,
+            self.clients,
+            self.resolve,
         )?;
         // The service's own middlewares (Traefik v3.7) run after the router's, one instance per
         // service whichever router sends to it.
-        if let ServiceRef::Service(s) = &r.service
+        if let Some(ServiceRef::Service(s)) = &r.service
             && let Some(svc) = plan.services.get(s)
             && !svc.middlewares.is_empty()
         {
-            if !service_chains.contains_key(s.as_str()) {
+            if !self.service_chains.contains_key(s.as_str()) {
                 let built = chain_of(
                     &svc.middlewares,
                     plan,
-                    &middlewares,
-                    upstreams,
-                    clients,
-                    resolve,
+                    &self.middlewares,
+                    self.upstreams,
+                    self.clients,
+                    self.resolve,
                 )?;
-                service_chains.insert(s.as_str(), built);
+                self.service_chains.insert(s.as_str(), built);
             }
-            if let Some(built) = service_chains.get(s.as_str()) {
+            if let Some(built) = self.service_chains.get(s.as_str()) {
                 chain.extend(built.iter().cloned());
             }
         }
         let chain = chain.into_boxed_slice();
         let service = match &r.service {
-            ServiceRef::Internal(InternalService::Ping) => Dispatch::Ping,
-            ServiceRef::Internal(InternalService::Prometheus) => Dispatch::Prometheus,
-            ServiceRef::Internal(InternalService::Noop) => Dispatch::Noop,
+            Some(ServiceRef::Internal(InternalService::Ping)) => Dispatch::Ping,
+            Some(ServiceRef::Internal(InternalService::Prometheus)) => Dispatch::Prometheus,
+            Some(ServiceRef::Internal(InternalService::Noop)) => Dispatch::Noop,
             // api, dashboard; rest answers what the API answers for its path (Traefik's REST
             // provider, which it belongs to, is not served).
-            ServiceRef::Internal(_) => Dispatch::Api,
-            ServiceRef::Service(s) => upstreams
+            Some(ServiceRef::Internal(_)) => Dispatch::Api,
+            Some(ServiceRef::Service(s)) => self
+                .upstreams
                 .service_id(s)
                 .map_or(Dispatch::Missing, Dispatch::Service),
+            None if r.children.is_empty() => Dispatch::Missing,
+            None => {
+                let routes = RouteTable::for_children(plan, key)?;
+                let routers = r
+                    .children
+                    .iter()
+                    .map(|c| self.router(c, depth + 1))
+                    .collect::<Result<_, _>>()?;
+                Dispatch::Children(Box::new(Table { routes, routers }))
+            }
         };
-        let router = Router {
-            name: Arc::from(name.as_str()),
+        let router = Arc::new(Router {
+            name: Arc::from(key.as_str()),
             chain,
-            service_name: Arc::from(r.service.to_string()),
+            service_name: Arc::from(
+                r.service
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            ),
             service,
-        };
-        out.insert(name.clone(), Arc::new(router));
+        });
+        self.built.insert(key.clone(), router.clone());
+        Ok(router)
     }
-    Ok(out)
 }
 
 /// One entry point: its route tables (plain, and TLS when it serves TLS), its trusted

@@ -783,7 +783,7 @@ mod tests {
     fn inconsistent_plans_are_refused_after_the_hash_check() {
         let mut plan = Plan::example();
         if let Some(r) = plan.routers.get_mut("whoami") {
-            r.service = "missing".into();
+            r.service = Some("missing".into());
         }
         match load_verified(sealed_file(&plan).as_bytes()) {
             Err(PlanError::Inconsistent { pointer, message }) => {
@@ -809,7 +809,7 @@ mod tests {
     fn internal_services_need_no_definition() {
         let mut plan = Plan::example();
         if let Some(r) = plan.routers.get_mut("whoami") {
-            r.service = "api@internal".into();
+            r.service = Some("api@internal".into());
         }
         assert!(load_verified(sealed_file(&plan).as_bytes()).is_ok());
     }

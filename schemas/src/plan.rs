@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 25;
+pub const PLAN_VERSION: u32 = 26;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -321,12 +321,15 @@ pub struct Timeouts {
     pub request_accept_grace_ms: u64,
 }
 
-/// An HTTP router: a rule, a middleware chain and a service.
+/// An HTTP router: a rule, a middleware chain and a service, or child routers (Traefik's
+/// multi-layer routing, `parentRefs`: after this router's middlewares, the modified request is
+/// routed again among its children).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Router {
-    /// Entry points (keys into [`Plan::entrypoints`]) the router is served on; never empty.
+    /// Entry points (keys into [`Plan::entrypoints`]) the router is served on; empty exactly for
+    /// a child router, which is reached through its parents (their entry points and TLS).
     pub entrypoints: Vec<String>,
     /// The rule as written, for logs and the dashboard.
     pub rule: String,
@@ -338,9 +341,16 @@ pub struct Router {
     pub priority: i64,
     /// The flattened middleware chain, applied in order: keys into [`Plan::middlewares`].
     pub middlewares: Vec<String>,
-    /// A service of the plan, or an internal service (`api@internal`, ...).
-    pub service: ServiceRef,
-    /// TLS for this router, if any.
+    /// A service of the plan, or an internal service (`api@internal`, ...); left out exactly
+    /// when the router has `children`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceRef>,
+    /// Child routers (those naming this one in their `parentRefs`), keys into
+    /// [`Plan::routers`] in matching order ([`Router::matching_order`]); a request no child
+    /// matches is answered 404. Left out when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<String>,
+    /// TLS for this router, if any (never on a child router).
     pub tls: Option<RouterTls>,
     /// Where the router was defined.
     pub source: Provenance,
@@ -2454,6 +2464,50 @@ impl Router {
 }
 
 impl Plan {
+    /// For each child router, the routers listing it among their `children`.
+    pub fn router_parents(&self) -> BTreeMap<&str, Vec<&str>> {
+        let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (key, r) in &self.routers {
+            for c in &r.children {
+                out.entry(c.as_str()).or_default().push(key.as_str());
+            }
+        }
+        out
+    }
+
+    /// A router on a cycle of `children` links, if any (the runtime would route forever).
+    fn router_cycle(&self) -> Option<&str> {
+        // 0: not seen, 1: on the current path, 2: done.
+        let mut mark: BTreeMap<&str, u8> = BTreeMap::new();
+        fn visit<'p>(
+            plan: &'p Plan,
+            key: &'p str,
+            mark: &mut BTreeMap<&'p str, u8>,
+        ) -> Option<&'p str> {
+            match mark.get(key) {
+                Some(1) => return Some(key),
+                Some(_) => return None,
+                None => {}
+            }
+            mark.insert(key, 1);
+            if let Some(r) = plan.routers.get(key) {
+                for c in &r.children {
+                    if let Some(found) = visit(plan, c, mark) {
+                        return Some(found);
+                    }
+                }
+            }
+            mark.insert(key, 2);
+            None
+        }
+        for key in self.routers.keys() {
+            if let Some(found) = visit(self, key, &mut mark) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
     /// Fills every entry point's [`EntryPoint::routers`] from the routers' `entrypoints`, in
     /// matching order ([`Router::matching_order`]). The compiler calls this before [`Plan::seal`].
     pub fn index_entrypoint_routers(&mut self) {
@@ -2504,12 +2558,71 @@ impl Plan {
                 Err(bad(pointer, format!("{what} `{name}` is not defined")))
             }
         };
+        let parents = self.router_parents();
         for (key, router) in &self.routers {
             let at = format!("/routers/{}", pointer_escape(key));
-            if router.entrypoints.is_empty() {
+            let child = parents.contains_key(key.as_str());
+            match (router.entrypoints.is_empty(), child) {
+                (true, false) => {
+                    return Err(bad(
+                        format!("{at}/entrypoints"),
+                        "a router needs at least one entry point, or a parent router".into(),
+                    ));
+                }
+                (false, true) => {
+                    return Err(bad(
+                        format!("{at}/entrypoints"),
+                        "a child router has no entry points of its own".into(),
+                    ));
+                }
+                _ => {}
+            }
+            if child && router.tls.is_some() {
                 return Err(bad(
-                    format!("{at}/entrypoints"),
-                    "a router needs at least one entry point".into(),
+                    format!("{at}/tls"),
+                    "a child router has no TLS of its own".into(),
+                ));
+            }
+            match (&router.service, router.children.is_empty()) {
+                (Some(_), false) => {
+                    return Err(bad(
+                        format!("{at}/children"),
+                        "a router has a service or child routers, not both".into(),
+                    ));
+                }
+                (None, true) => {
+                    return Err(bad(
+                        format!("{at}/service"),
+                        "a router needs a service or child routers".into(),
+                    ));
+                }
+                _ => {}
+            }
+            for (i, c) in router.children.iter().enumerate() {
+                need(
+                    self.routers.contains_key(c),
+                    format!("{at}/children/{i}"),
+                    "router",
+                    c,
+                )?;
+            }
+            let mut order: Vec<(&str, &Router)> = router
+                .children
+                .iter()
+                .filter_map(|c| self.routers.get_key_value(c))
+                .map(|(k, r)| (k.as_str(), r))
+                .collect();
+            order.sort_by(|a, b| Router::matching_order(*a, *b));
+            order.dedup_by(|a, b| a.0 == b.0);
+            if !order
+                .iter()
+                .map(|(k, _)| *k)
+                .eq(router.children.iter().map(String::as_str))
+            {
+                return Err(bad(
+                    format!("{at}/children"),
+                    "must list each child router once, priority descending then key ascending"
+                        .into(),
                 ));
             }
             for (i, ep) in router.entrypoints.iter().enumerate() {
@@ -2528,15 +2641,16 @@ impl Plan {
                     mw,
                 )?;
             }
-            need(
-                router
-                    .service
-                    .service()
-                    .is_none_or(|s| self.services.contains_key(s)),
-                format!("{at}/service"),
-                "service",
-                &router.service.to_string(),
-            )?;
+            if let Some(service) = &router.service {
+                need(
+                    service
+                        .service()
+                        .is_none_or(|s| self.services.contains_key(s)),
+                    format!("{at}/service"),
+                    "service",
+                    &service.to_string(),
+                )?;
+            }
             if let Some(tls) = &router.tls {
                 need(
                     self.tls.options.contains_key(&tls.options),
@@ -2553,6 +2667,13 @@ impl Plan {
                     )?;
                 }
             }
+        }
+
+        if let Some(key) = self.router_cycle() {
+            return Err(bad(
+                format!("/routers/{}/children", pointer_escape(key)),
+                "child routers form a cycle".into(),
+            ));
         }
 
         for (name, res) in &self.certificate_resolvers {
@@ -2773,7 +2894,8 @@ impl Plan {
             }),
             priority: rule.len() as i64,
             middlewares: vec![],
-            service: "whoami".into(),
+            service: Some("whoami".into()),
+            children: Vec::new(),
             tls: None,
             source: source("dynamic/whoami.yml", 3, 5),
         };

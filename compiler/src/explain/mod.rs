@@ -149,6 +149,20 @@ fn routers(plan: &Plan, lines: &mut Vec<String>) {
         }
         router_table(plan, &keys, lines);
     }
+    // Child routers (`parentRefs`): matched, after their parent's middlewares, among its other
+    // children.
+    for (parent, r) in &plan.routers {
+        if r.children.is_empty() {
+            continue;
+        }
+        section(
+            lines,
+            &format!("CHILD ROUTERS OF {parent} (matching order)"),
+        );
+        let keys: Vec<&String> = r.children.iter().collect();
+        listed.extend(keys.iter().map(|k| k.as_str()));
+        router_table(plan, &keys, lines);
+    }
     // A consistent plan lists every router on some entry point; show strays rather than hide them.
     let strays: Vec<&String> = plan
         .routers
@@ -215,10 +229,14 @@ fn rule_text(r: &Router) -> String {
 }
 
 fn chain(r: &Router) -> String {
+    let target = match &r.service {
+        Some(s) => s.to_string(),
+        None => format!("child routers ({})", r.children.len()),
+    };
     if r.middlewares.is_empty() {
-        format!("→ {}", r.service)
+        format!("→ {target}")
     } else {
-        format!("{} → {}", r.middlewares.join(", "), r.service)
+        format!("{} → {target}", r.middlewares.join(", "))
     }
 }
 

@@ -19,7 +19,7 @@ fn router(rule: &str, priority: i64, eps: &[&str], mws: &[&str], service: &str) 
     r.priority = priority;
     r.entrypoints = eps.iter().map(|s| (*s).to_owned()).collect();
     r.middlewares = mws.iter().map(|s| (*s).to_owned()).collect();
-    r.service = service.into();
+    r.service = Some(service.into());
     r
 }
 

@@ -125,7 +125,9 @@ pub struct Router {
     /// Middlewares applied in order before the service (names, optionally `name@provider`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub middlewares: Option<Vec<String>>,
-    /// Name of the service requests are sent to (optionally `name@provider`); required.
+    /// Name of the service requests are sent to (optionally `name@provider`); required, except
+    /// for a parent router (one other routers name in their `parentRefs`), which has none.
+    #[serde(default)]
     pub service: String,
     /// Matcher expression such as ``Host(`example.com`) && PathPrefix(`/api`)``; required.
     pub rule: String,
@@ -144,9 +146,9 @@ pub struct Router {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-bridgectl" = "ignored"))]
     pub observability: Option<RouterObservability>,
-    /// Parent routers for multi-layer routing (v3.6+); default: none (a root router).
+    /// Parent routers for multi-layer routing (v3.6+): after a parent's middlewares, the request
+    /// is routed again among its children; default: none (a root router, on entry points).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub parent_refs: Option<Vec<String>>,
 }
 
@@ -1642,9 +1644,13 @@ mod tests {
     }
 
     #[test]
-    fn router_requires_rule_and_service() {
-        let value = json!({ "http": { "routers": { "r": { "rule": "Path(`/`)" } } } });
+    fn router_requires_a_rule_and_may_leave_out_its_service() {
+        // A parent router (named in other routers' `parentRefs`) has no service; whether one
+        // without a service has children is checked with the whole configuration.
+        let value = json!({ "http": { "routers": { "r": { "service": "s" } } } });
         assert!(serde_json::from_value::<DynamicConfig>(value).is_err());
+        let value = json!({ "http": { "routers": { "r": { "rule": "Path(`/`)" } } } });
+        assert!(serde_json::from_value::<DynamicConfig>(value).is_ok());
     }
 
     #[test]
@@ -1688,7 +1694,7 @@ mod tests {
         let schema = schema_value();
         let defs = &schema["$defs"];
         assert_eq!(defs["Router"]["additionalProperties"], json!(false));
-        assert_eq!(defs["Router"]["required"], json!(["service", "rule"]));
+        assert_eq!(defs["Router"]["required"], json!(["rule"]));
         let mw = &defs["Middleware"];
         assert_eq!(mw["maxProperties"], json!(1));
         assert_eq!(

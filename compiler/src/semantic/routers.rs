@@ -1,8 +1,10 @@
 //! Routers: rules (parsed with `crate::rule`, errors located inside the rule string), priorities,
 //! service and middleware references, entry points, router TLS.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::diag::{Code, did_you_mean};
-use crate::loaded::{Found, Section};
+use crate::loaded::{EntityRef, Found, Section};
 use crate::model::dynamic::Router;
 use crate::rule::{RuleSyntax, parse_rule};
 use crate::source::Span;
@@ -28,7 +30,7 @@ impl<'a> Ctx<'a> {
         let have_static = self.loaded.static_file.is_some();
         let routers: Vec<Found<'a, Router>> = self.symbols.iter(self.loaded).collect();
         let default_syntax = self.default_syntax();
-        for def in routers {
+        for def in &routers {
             let (name, r) = (def.name, def.value);
             let base = def.pointer.to_owned();
             let fi = def.file;
@@ -63,13 +65,15 @@ impl<'a> Ctx<'a> {
                 self.err(Code::Priority, format!("router `{name}`: priority {p} exceeds the maximum user-defined priority {}", i64::from(i32::MAX) - 1000), span, format!("{base}/priority"))
                     .hint = Some("Traefik disables such a router; higher values are reserved for internal routers".into());
             }
-            // Service.
-            self.entity_ref(
-                Section::Services,
-                &r.service,
-                Some(fi),
-                &format!("{base}/service"),
-            );
+            // Service (a parent router has none: its children are checked below).
+            if !r.service.is_empty() {
+                self.entity_ref(
+                    Section::Services,
+                    &r.service,
+                    Some(fi),
+                    &format!("{base}/service"),
+                );
+            }
             for (i, m) in r.middlewares.iter().flatten().enumerate() {
                 self.entity_ref(
                     Section::Middlewares,
@@ -78,8 +82,8 @@ impl<'a> Ctx<'a> {
                     &format!("{base}/middlewares/{i}"),
                 );
             }
-            // Entry points.
-            if have_static {
+            // Entry points (a child router has none: it is reached through its parents).
+            if have_static && r.parent_refs.is_none() {
                 match &r.entry_points {
                     Some(list) => {
                         for (i, ep) in list.iter().enumerate() {
@@ -123,7 +127,7 @@ impl<'a> Ctx<'a> {
                         &format!("{base}/tls/certResolver"),
                     );
                 }
-            } else {
+            } else if r.parent_refs.is_none() {
                 let on: Vec<String> = r
                     .entry_points
                     .clone()
@@ -164,6 +168,146 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+        self.check_router_tree(&routers);
+    }
+
+    /// Traefik's router tree (`parentRefs`, v3.6; its `ParseRouterTree`): every parent exists in
+    /// the file provider, a child router has no `entryPoints`, `tls` or `observability` of its
+    /// own, a parent has no service, every router has a service or children, and no router is
+    /// its own ancestor. Traefik disables such routers at run time (and only warns of a cycle,
+    /// dropping one link); here each is an error, located.
+    fn check_router_tree(&mut self, routers: &[Found<'a, Router>]) {
+        let table = self.symbols.table(Section::Routers);
+        let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for def in routers {
+            let (name, r, fi) = (def.name, def.value, def.file);
+            let base = def.pointer;
+            let Some(parents) = &r.parent_refs else {
+                continue;
+            };
+            for (i, written) in parents.iter().enumerate() {
+                let p = format!("{base}/parentRefs/{i}");
+                let span = self.span(fi, &p);
+                let parent = EntityRef::parse(written);
+                match parent.provider {
+                    None | Some("file") if table.contains_key(parent.name) => {
+                        children.entry(parent.name).or_default().push(name);
+                    }
+                    None | Some("file") => {
+                        if !self.symbols.is_broken(Section::Routers, parent.name) {
+                            let hint = did_you_mean(parent.name, table.keys().map(String::as_str))
+                                .map(|s| format!("did you mean `{s}`?"));
+                            self.err(
+                                Code::UndefinedReference,
+                                format!(
+                                    "router `{name}`: parent router `{written}` is not defined"
+                                ),
+                                span,
+                                p,
+                            )
+                            .hint = hint;
+                        }
+                    }
+                    Some(other) => {
+                        self.err(
+                            Code::Unsupported,
+                            format!("router `{name}`: parent router `{written}` comes from provider `{other}`, which is valid Traefik, but not supported by bridgectl (only `file`)"),
+                            span,
+                            p,
+                        );
+                    }
+                }
+            }
+            for (key, set, why) in [
+                ("entryPoints", r.entry_points.is_some(), "Entrypoints"),
+                ("tls", r.tls.is_some(), "TLS"),
+                ("observability", r.observability.is_some(), "Observability"),
+            ] {
+                if set {
+                    let p = format!("{base}/{key}");
+                    let span = self.key_span(fi, &p);
+                    self.err(
+                        Code::InvalidValue,
+                        format!("router `{name}`: non-root router cannot have {why} configuration (it has `parentRefs`)"),
+                        span,
+                        p,
+                    )
+                    .hint = Some(format!("remove `{key}`: a child router is served where its parents are, as they are"));
+                }
+            }
+        }
+        for def in routers {
+            let (name, r, fi) = (def.name, def.value, def.file);
+            let base = def.pointer;
+            let has_children = children.contains_key(name);
+            if has_children && !r.service.is_empty() {
+                let p = format!("{base}/service");
+                let span = self.span(fi, &p);
+                let kids = children
+                    .get(name)
+                    .map(|k| k.join("`, `"))
+                    .unwrap_or_default();
+                self.err(
+                    Code::InvalidValue,
+                    format!("router `{name}` has both a service and is referenced as a parent by other routers (`{kids}`)"),
+                    span,
+                    p,
+                )
+                .hint = Some("a parent router hands requests to its children: remove its `service`".into());
+            } else if !has_children && r.service.is_empty() {
+                let span = self.key_span(fi, base);
+                self.err(
+                    Code::MissingKey,
+                    format!("router `{name}` has no service and no child routers"),
+                    span,
+                    base.to_owned(),
+                )
+                .hint = Some(
+                    "add `service: <name>`, or name this router in another router's `parentRefs`"
+                        .into(),
+                );
+            }
+        }
+        // Cycles: each reported once, at the link that closes it from its smallest member.
+        let mut reported: BTreeSet<Vec<&str>> = BTreeSet::new();
+        for start in children.keys().copied() {
+            let Some(cycle) = router_cycle(start, &children) else {
+                continue;
+            };
+            let mut members: Vec<&str> = cycle[..cycle.len() - 1].to_vec();
+            members.sort_unstable();
+            if members.first() != Some(&start) || !reported.insert(members) {
+                continue;
+            }
+            // The link closing the cycle: the last router names `start` among its parents.
+            let Some(last) = cycle.get(cycle.len().saturating_sub(2)).copied() else {
+                continue;
+            };
+            let Some(def) = routers.iter().find(|d| d.name == last) else {
+                continue;
+            };
+            let i = def
+                .value
+                .parent_refs
+                .iter()
+                .flatten()
+                .position(|p| EntityRef::parse(p).name == start)
+                .unwrap_or(0);
+            let p = format!("{}/parentRefs/{i}", def.pointer);
+            let span = self.span(def.file, &p);
+            self.err(
+                Code::ReferenceCycle,
+                format!(
+                    "cyclic reference detected in router tree: {}",
+                    cycle.join(" -> ")
+                ),
+                span,
+                p,
+            )
+            .hint = Some(
+                "Traefik drops this link and serves the rest; bridgectl refuses the loop".into(),
+            );
+        }
     }
 
     fn default_entry_points(&self) -> Vec<String> {
@@ -187,4 +331,37 @@ impl<'a> Ctx<'a> {
             value
         }
     }
+}
+
+/// A path of parent-to-child links from `start` back to `start` (`start` first and last), if
+/// `start` is its own ancestor.
+fn router_cycle<'n>(
+    start: &'n str,
+    children: &BTreeMap<&'n str, Vec<&'n str>>,
+) -> Option<Vec<&'n str>> {
+    let mut path = vec![start];
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    fn walk<'n>(
+        at: &'n str,
+        start: &'n str,
+        children: &BTreeMap<&'n str, Vec<&'n str>>,
+        path: &mut Vec<&'n str>,
+        seen: &mut BTreeSet<&'n str>,
+    ) -> bool {
+        for &c in children.get(at).into_iter().flatten() {
+            if c == start {
+                path.push(c);
+                return true;
+            }
+            if seen.insert(c) {
+                path.push(c);
+                if walk(c, start, children, path, seen) {
+                    return true;
+                }
+                path.pop();
+            }
+        }
+        false
+    }
+    walk(start, start, children, &mut path, &mut seen).then_some(path)
 }

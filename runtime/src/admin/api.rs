@@ -484,17 +484,28 @@ struct RouterParts<'a> {
     rule_syntax: &'a str,
     priority: i64,
     middlewares: Vec<String>,
+    /// Empty for a parent router.
     service: String,
     tls_options: Option<&'a str>,
+    /// The routers whose child this one is.
+    parent_refs: Vec<String>,
 }
 
 fn router_item(p: RouterParts<'_>) -> Item {
     let mut raw = Map::new();
-    raw.insert("entryPoints".into(), json!(p.entrypoints));
+    // A child router has no entry points (Traefik leaves the key out), a parent no service.
+    if !p.entrypoints.is_empty() {
+        raw.insert("entryPoints".into(), json!(p.entrypoints));
+    }
     if !p.middlewares.is_empty() {
         raw.insert("middlewares".into(), json!(p.middlewares));
     }
-    raw.insert("service".into(), json!(p.service));
+    if !p.service.is_empty() {
+        raw.insert("service".into(), json!(p.service));
+    }
+    if !p.parent_refs.is_empty() {
+        raw.insert("parentRefs".into(), json!(p.parent_refs));
+    }
     raw.insert("rule".into(), json!(p.rule));
     raw.insert("ruleSyntax".into(), json!(p.rule_syntax));
     raw.insert("priority".into(), json!(p.priority));
@@ -503,8 +514,10 @@ fn router_item(p: RouterParts<'_>) -> Item {
         raw.insert("tls".into(), json!({ "options": options }));
     }
     raw.insert("status".into(), json!("enabled"));
-    let using: BTreeSet<&String> = p.entrypoints.iter().collect();
-    raw.insert("using".into(), json!(using));
+    if !p.entrypoints.is_empty() {
+        let using: BTreeSet<&String> = p.entrypoints.iter().collect();
+        raw.insert("using".into(), json!(using));
+    }
     Item {
         name: p.name,
         has_provider: true,
@@ -520,6 +533,7 @@ fn router_item(p: RouterParts<'_>) -> Item {
 
 /// The plan's routers and the internal ones Traefik would generate, sorted by name.
 fn routers(plan: &Plan) -> Vec<Item> {
+    let parents = plan.router_parents();
     let mut items: Vec<Item> = plan
         .routers
         .iter()
@@ -531,8 +545,18 @@ fn routers(plan: &Plan) -> Vec<Item> {
                 rule_syntax: r.rule_syntax.as_str(),
                 priority: r.priority,
                 middlewares: r.middlewares.iter().map(|m| qualify(m)).collect(),
-                service: qualify(&r.service.to_string()),
+                service: r
+                    .service
+                    .as_ref()
+                    .map(|s| qualify(&s.to_string()))
+                    .unwrap_or_default(),
                 tls_options: r.tls.as_ref().map(|t| t.options.as_str()),
+                parent_refs: parents
+                    .get(key.as_str())
+                    .into_iter()
+                    .flatten()
+                    .map(|p| qualify(p))
+                    .collect(),
             })
         })
         .collect();
@@ -548,6 +572,7 @@ fn routers(plan: &Plan) -> Vec<Item> {
             middlewares: middlewares.clone(),
             service: "api@internal".into(),
             tls_options: None,
+            parent_refs: Vec::new(),
         }));
         if api.dashboard {
             items.push(router_item(RouterParts {
@@ -559,11 +584,15 @@ fn routers(plan: &Plan) -> Vec<Item> {
                 middlewares,
                 service: "dashboard@internal".into(),
                 tls_options: None,
+                parent_refs: Vec::new(),
             }));
         }
     }
     if let Some(ping) = &plan.ping
-        && !plan.routers.values().any(|r| r.service == "ping@internal")
+        && !plan
+            .routers
+            .values()
+            .any(|r| r.service.as_ref().is_some_and(|s| s == "ping@internal"))
     {
         items.push(router_item(RouterParts {
             name: "ping@internal".into(),
@@ -574,6 +603,7 @@ fn routers(plan: &Plan) -> Vec<Item> {
             middlewares: vec![],
             service: "ping@internal".into(),
             tls_options: None,
+            parent_refs: Vec::new(),
         }));
     }
     sort_by_name(&mut items);
@@ -602,7 +632,12 @@ fn used_by<'a>(
 /// The plan's services and the internal services routers use, sorted by name.
 fn services(plan: &Plan, ups: &Upstreams) -> Vec<Item> {
     let routers = routers(plan);
-    let used_by = used_by(&routers, |r| vec![r.service.as_str()]);
+    let used_by = used_by(&routers, |r| {
+        (!r.service.is_empty())
+            .then_some(r.service.as_str())
+            .into_iter()
+            .collect()
+    });
     let users = |name: &str| json!(used_by.get(name).cloned().unwrap_or_default());
     let mut items = Vec::with_capacity(plan.services.len());
     for (key, service) in &plan.services {
@@ -1480,7 +1515,7 @@ mod tests {
         app.rule = "PathPrefix(`/app`)".into();
         app.priority = 18;
         app.middlewares = vec!["auth".into(), "strip".into()];
-        app.service = "ha".into();
+        app.service = Some("ha".into());
         plan.routers.insert("app".into(), app);
         plan.api = Some(Api {
             entrypoint: "traefik".into(),

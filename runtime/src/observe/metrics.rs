@@ -143,6 +143,9 @@ pub struct RequestSample<'a> {
     pub router: Option<&'a Name>,
     /// Service key (with `@file`), if the request reached one.
     pub service: Option<&'a Name>,
+    /// The parent routers the request went through (`parentRefs`), with `@file`: each counts
+    /// as a router whose service is `<router>-muxer`, as in Traefik.
+    pub parents: &'a [Name],
     /// The `headerLabels` values ([`Metrics::header_values`]).
     pub header_values: &'a [(LabelName, String)],
     /// Attempts beyond the first.
@@ -373,18 +376,25 @@ impl Metrics {
                 .get_or_create(&(l, s.header_values.to_vec()))
                 .inc();
         }
-        if let (true, Some(router), Some(service)) = (self.router_labels, s.router, s.service) {
-            let l = RouterLabels {
-                code: s.code,
-                method: s.method.to_owned(),
-                protocol: s.protocol,
-                router: router.clone(),
-                service: service.clone(),
-            };
-            self.router_duration.get_or_create(&l).observe(s.seconds);
-            self.router_requests
-                .get_or_create(&(l, s.header_values.to_vec()))
-                .inc();
+        if self.router_labels {
+            let muxers = s
+                .parents
+                .iter()
+                .map(|p| (p.clone(), Name(Arc::from(format!("{}-muxer", p.0)))));
+            let own = s.router.zip(s.service).map(|(r, v)| (r.clone(), v.clone()));
+            for (router, service) in muxers.chain(own) {
+                let l = RouterLabels {
+                    code: s.code,
+                    method: s.method.to_owned(),
+                    protocol: s.protocol,
+                    router,
+                    service,
+                };
+                self.router_duration.get_or_create(&l).observe(s.seconds);
+                self.router_requests
+                    .get_or_create(&(l, s.header_values.to_vec()))
+                    .inc();
+            }
         }
         if let (true, Some(service)) = (self.service_labels, s.service) {
             let l = ServiceLabels {
@@ -584,6 +594,7 @@ mod tests {
         let (router, service) = (file_name("central"), file_name("central"));
         for code in [200, 200, 503] {
             m.request(&RequestSample {
+                parents: &[],
                 entrypoint: &ep,
                 code,
                 method: "GET",
@@ -643,6 +654,7 @@ mod tests {
             h.insert(http::header::HOST, "scada.example".parse().unwrap());
             let values = m.header_values(&h);
             m.request(&RequestSample {
+                parents: &[],
                 entrypoint: &ep,
                 code: 200,
                 method: "GET",

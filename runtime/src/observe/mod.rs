@@ -32,8 +32,10 @@ use crate::observe::metrics::{Metrics, Name, RequestSample, file_name};
 /// What request handling learnt about where a request went.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Served {
-    /// Router key.
+    /// Router key (of the router with the service).
     pub router: Option<String>,
+    /// The parent routers the request went through (`parentRefs`), outermost first.
+    pub parents: Vec<String>,
     /// Service key.
     pub service: Option<String>,
     /// URL of the server that answered.
@@ -44,6 +46,20 @@ pub(crate) struct Served {
     pub user: Option<String>,
     /// The request waited for a server (bridge hold).
     pub held: bool,
+}
+
+impl Served {
+    /// The router as the access log names it: with `@file`, after its parent routers
+    /// (`parent@file -> child@file`, as Traefik writes it).
+    pub(crate) fn router_name(&self) -> Option<String> {
+        let names: Vec<String> = self
+            .parents
+            .iter()
+            .chain(&self.router)
+            .map(|r| file_name(r).0.to_string())
+            .collect();
+        (!names.is_empty()).then(|| names.join(" -> "))
+    }
 }
 
 tokio::task_local! {
@@ -206,7 +222,9 @@ impl Observer {
         if let Some(m) = &self.metrics {
             let router = served.router.as_deref().map(file_name);
             let service = served.service.as_deref().map(file_name);
+            let parents: Vec<Name> = served.parents.iter().map(|p| file_name(p)).collect();
             m.request(&RequestSample {
+                parents: &parents,
                 entrypoint: &facts.entrypoint,
                 code: status,
                 method: &facts.method,
@@ -496,9 +514,7 @@ impl AccessLog {
                 if self.format == Format::Common {
                     line.push_str(&format!(
                         " {count} \"{}\" \"{}\" {}ms",
-                        s.router
-                            .as_deref()
-                            .map_or_else(|| "-".into(), |r| file_name(r).0.to_string()),
+                        s.router_name().unwrap_or_else(|| "-".into()),
                         dash(&s.server),
                         took.as_millis()
                     ));
@@ -539,7 +555,7 @@ impl AccessLog {
                     "RequestScheme": f.scheme,
                     "RequestCount": count,
                     "RetryAttempts": s.retries,
-                    "RouterName": s.router.as_deref().map(|r| file_name(r).0.to_string()),
+                    "RouterName": s.router_name(),
                     "ServiceName": s.service.as_deref().map(|r| file_name(r).0.to_string()),
                     "ServiceURL": s.server,
                     "ServiceAddr": server_addr,
@@ -683,6 +699,7 @@ mod tests {
     fn served() -> Served {
         Served {
             router: Some("central".into()),
+            parents: Vec::new(),
             service: Some("central".into()),
             server: Some("http://scadabridge-central-a:5000".into()),
             retries: 1,

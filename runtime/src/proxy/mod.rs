@@ -25,7 +25,7 @@ use crate::body::{Body, not_found, text};
 use crate::http1::server::RequestBody;
 use crate::middleware::{ErrorsAt, RequestCtx, Stage};
 use crate::routing::RequestInfo;
-use crate::runtime::{Dispatch, Entry, EntryId, Router, Runtime};
+use crate::runtime::{Dispatch, Entry, EntryId, Router, Runtime, Table};
 
 pub(crate) mod buffered;
 pub(crate) mod classify;
@@ -123,6 +123,18 @@ pub(crate) struct Arrival {
     pub(crate) fields: strict::Fields,
 }
 
+/// Notes the router a request reached, for metrics and the access log: a parent router goes
+/// to the routers above the one that serves it (`parent@file -> child@file` in the access log).
+fn note_router(router: &Router) {
+    crate::observe::note(|s| match &router.service {
+        Dispatch::Children(_) => s.parents.push(router.name.to_string()),
+        _ => {
+            s.router = Some(router.name.to_string());
+            s.service = Some(router.service_name.to_string());
+        }
+    });
+}
+
 /// Where a request arrived, for what the response stages send themselves.
 struct Here<'a> {
     entry: &'a Entry,
@@ -200,6 +212,29 @@ macro_rules! chain_and_service {
                             text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n")
                         }
                         Dispatch::Ping | Dispatch::Prometheus => return $done(not_found(), false),
+                        // A parent router: its children are routed on the request as its chain
+                        // left it; the child's chain and service run with the same context, so
+                        // the parent's response edits and stages wrap the child's.
+                        Dispatch::Children(table) => match $self.child_route(table, &$req, &$ctx, $at) {
+                            // Go's NotFoundHandler, with the parent's response edits.
+                            None => not_found(),
+                            Some(child) => {
+                                note_router(child);
+                                if let Some(early) = $self.before_chain(child, &$req) {
+                                    return $done(early, false);
+                                }
+                                let (resp, sniff) = Box::pin($self.serve_chain(
+                                    child, 0, $req, $ctx, $fields, $at,
+                                ))
+                                .await;
+                                let resp = if sniff {
+                                    Box::pin(crate::middleware::content_type::sniffed(resp)).await
+                                } else {
+                                    resp
+                                };
+                                return $done(resp, false);
+                            }
+                        },
                     };
                     $ctx.response.apply(resp.headers_mut());
                     resp
@@ -405,25 +440,14 @@ impl Runtime {
         else {
             return not_found();
         };
-        crate::observe::note(|s| {
-            s.router = Some(router.name.to_string());
-            s.service = Some(router.service_name.to_string());
-        });
+        note_router(router);
         // The entry point's encodedCharacters, in each of its routers before their middlewares
         // (Traefik's deny handler).
         if !entry.encoded.is_empty() && entry.encoded.refuses(req.uri().path()) {
             return crate::middleware::encoded_characters::refusal();
         }
-        match &router.service {
-            Dispatch::Ping => {
-                return crate::admin::ping(
-                    self.plan.ping.as_ref(),
-                    self.is_terminating(),
-                    &self.plan_hash_value,
-                );
-            }
-            Dispatch::Prometheus => return self.metrics_response(req.headers()),
-            _ => {}
+        if let Some(early) = self.before_chain(router, &req) {
+            return early;
         }
         // Borrowed from a reference-counted copy of the request's until a middleware rewrites it.
         let original_pq = req.uri().path_and_query().cloned();
@@ -456,6 +480,59 @@ impl Runtime {
             return Box::pin(crate::middleware::content_type::sniffed(resp)).await;
         }
         resp
+    }
+
+    /// What `ping@internal` and `prometheus@internal` answer, before the router's chain.
+    fn before_chain(&self, router: &Router, req: &Request<RequestBody>) -> Option<Response<Body>> {
+        match &router.service {
+            Dispatch::Ping => Some(crate::admin::ping(
+                self.plan.ping.as_ref(),
+                self.is_terminating(),
+                &self.plan_hash_value,
+            )),
+            Dispatch::Prometheus => Some(self.metrics_response(req.headers())),
+            _ => None,
+        }
+    }
+
+    /// The child of a parent router whose rule matches the request as the parent's chain left
+    /// it: its path and query after the path middlewares, its fields after the headers
+    /// middlewares, with the forwarding fields the proxy will add visible to `Header` rules.
+    fn child_route<'t>(
+        &self,
+        table: &'t Table,
+        req: &Request<RequestBody>,
+        ctx: &RequestCtx<'_>,
+        at: &Here<'_>,
+    ) -> Option<&'t Arc<Router>> {
+        let (path, query) = match ctx.path_and_query.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (&*ctx.path_and_query, None),
+        };
+        let mut digits = [0u8; 5];
+        let mut header_refs: Vec<(&str, &str)> = Vec::new();
+        let src = self.sources(at.host, at.peer);
+        if table.routes.uses_headers() {
+            header_refs.extend(
+                req.headers()
+                    .iter()
+                    .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v))),
+            );
+            ctx.forwarded
+                .visible_each(&src, &mut digits, |k, v| header_refs.push((k, v)));
+        }
+        let info = RequestInfo {
+            method: req.method().as_str(),
+            host: ctx.host,
+            path,
+            query,
+            headers: &header_refs,
+            peer: at.peer.addr.ip(),
+        };
+        table
+            .routes
+            .route_index(&info)
+            .and_then(|i| table.routers.get(i))
     }
 
     /// The router's chain from middleware `from` on, its service, and on the way back the
