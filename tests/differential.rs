@@ -44,6 +44,8 @@ mod http3;
 mod internal_services;
 #[path = "differential/ocsp.rs"]
 mod ocsp;
+#[path = "differential/parent_refs.rs"]
+mod parent_refs;
 #[path = "differential/paths.rs"]
 mod paths;
 #[path = "differential/proxy_protocol.rs"]

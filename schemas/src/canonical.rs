@@ -806,6 +806,73 @@ mod tests {
     }
 
     #[test]
+    fn router_trees_are_checked() {
+        // `whoami` becomes a parent of `child`, which has no entry points.
+        let tree = || {
+            let mut plan = Plan::example();
+            let mut child: Router = plan.routers["whoami"].clone();
+            child.entrypoints.clear();
+            child.priority = 5;
+            plan.routers.insert("child".into(), child);
+            if let Some(r) = plan.routers.get_mut("whoami") {
+                r.service = None;
+                r.children = vec!["child".into()];
+            }
+            plan.index_entrypoint_routers();
+            plan
+        };
+        assert!(load_verified(sealed_file(&tree()).as_bytes()).is_ok());
+        let refused =
+            |plan: &Plan, at: &str, says: &str| match load_verified(sealed_file(plan).as_bytes()) {
+                Err(PlanError::Inconsistent { pointer, message }) => {
+                    assert_eq!(pointer, at);
+                    assert!(message.contains(says), "{message}");
+                }
+                other => panic!("{at}: {other:?}"),
+            };
+        let mut plan = tree();
+        if let Some(r) = plan.routers.get_mut("whoami") {
+            r.service = Some("whoami".into());
+        }
+        refused(&plan, "/routers/whoami/children", "not both");
+        let mut plan = tree();
+        if let Some(r) = plan.routers.get_mut("whoami") {
+            r.children.clear();
+        }
+        refused(&plan, "/routers/child/entrypoints", "or a parent router");
+        let mut plan = tree();
+        if let Some(r) = plan.routers.get_mut("child") {
+            r.entrypoints = vec!["web".into()];
+        }
+        plan.index_entrypoint_routers();
+        refused(&plan, "/routers/child/entrypoints", "no entry points");
+        let mut plan = tree();
+        if let Some(r) = plan.routers.get_mut("whoami") {
+            r.children = vec!["child".into(), "ghost".into()];
+        }
+        refused(&plan, "/routers/whoami/children/1", "`ghost`");
+        // Children out of matching order, and a cycle.
+        let mut plan = tree();
+        let mut second: Router = plan.routers["child"].clone();
+        second.priority = 9;
+        plan.routers.insert("second".into(), second);
+        if let Some(r) = plan.routers.get_mut("whoami") {
+            r.children = vec!["child".into(), "second".into()];
+        }
+        refused(&plan, "/routers/whoami/children", "priority descending");
+        // Two children of each other, reached from no entry point: only the cycle is wrong.
+        let mut plan = tree();
+        let mut loop_a: Router = plan.routers["child"].clone();
+        loop_a.service = None;
+        let mut loop_b = loop_a.clone();
+        loop_a.children = vec!["loop-b".into()];
+        loop_b.children = vec!["loop-a".into()];
+        plan.routers.insert("loop-a".into(), loop_a);
+        plan.routers.insert("loop-b".into(), loop_b);
+        refused(&plan, "/routers/loop-a/children", "cycle");
+    }
+
+    #[test]
     fn internal_services_need_no_definition() {
         let mut plan = Plan::example();
         if let Some(r) = plan.routers.get_mut("whoami") {

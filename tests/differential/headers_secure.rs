@@ -154,3 +154,101 @@ fn headers_host_and_https_options_answer_as_traefik_does() {
     assert_eq!(plain.header("strict-transport-security"), None);
     assert_eq!(plain.header("public-key-pins"), None);
 }
+
+/// Each `headers` middleware edits the answer as it passes back through it, so the outermost
+/// one's value of a field wins; within one middleware the custom fields win over its security
+/// headers and HSTS, and its CORS fields come last.
+#[test]
+fn the_outer_headers_middleware_and_custom_fields_have_the_last_word() {
+    let oracle = oracle("the_outer_headers_middleware_and_custom_fields_have_the_last_word");
+    let app = backend("app").answer(|_| Reply::ok("app")).start();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    two:
+      rule: PathPrefix(`/two`)
+      middlewares: [outer, inner]
+      service: app
+    one:
+      rule: PathPrefix(`/one`)
+      middlewares: [custom-over-secure]
+      service: app
+  middlewares:
+    outer:
+      headers:
+        customResponseHeaders:
+          X-Layer: outer
+          X-Only-Outer: a
+        stsSeconds: 100
+        forceSTSHeader: true
+        customFrameOptionsValue: SAMEORIGIN
+        referrerPolicy: origin
+    inner:
+      headers:
+        customResponseHeaders:
+          X-Layer: inner
+          X-Only-Inner: b
+          X-Only-Outer: ""
+        stsSeconds: 200
+        forceSTSHeader: true
+        frameDeny: true
+        referrerPolicy: no-referrer
+    custom-over-secure:
+      headers:
+        customResponseHeaders:
+          X-Frame-Options: ALLOWALL
+          Strict-Transport-Security: custom
+          Access-Control-Allow-Origin: custom
+        frameDeny: true
+        stsSeconds: 5
+        forceSTSHeader: true
+        accessControlAllowOriginList: ["*"]
+  services:
+    app:
+      loadBalancer:
+        servers:
+          - url: http://{}
+"#,
+        app.addr
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &["two", "one"]);
+    let fields = &[
+        "x-layer",
+        "x-only-outer",
+        "x-only-inner",
+        "strict-transport-security",
+        "x-frame-options",
+        "referrer-policy",
+        "access-control-allow-origin",
+    ];
+    let two = agree(
+        &twin,
+        &Probe {
+            method: "GET",
+            target: "/two",
+            headers: &[],
+            compare: fields,
+            body: b"",
+        },
+    );
+    assert_eq!(two.header("x-layer"), Some("outer"));
+    assert_eq!(two.header("x-only-outer"), Some("a"));
+    assert_eq!(two.header("x-only-inner"), Some("b"));
+    assert_eq!(two.header("strict-transport-security"), Some("max-age=100"));
+    assert_eq!(two.header("x-frame-options"), Some("SAMEORIGIN"));
+    assert_eq!(two.header("referrer-policy"), Some("origin"));
+    let one = agree(
+        &twin,
+        &Probe {
+            method: "GET",
+            target: "/one",
+            headers: &[("origin", "http://ui.example")],
+            compare: fields,
+            body: b"",
+        },
+    );
+    assert_eq!(one.header("x-frame-options"), Some("ALLOWALL"));
+    assert_eq!(one.header("strict-transport-security"), Some("custom"));
+    assert_eq!(one.header("access-control-allow-origin"), Some("*"));
+}

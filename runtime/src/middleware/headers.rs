@@ -22,8 +22,10 @@ enum RequestEdit {
 #[derive(Debug)]
 pub(crate) struct Headers {
     request: Vec<(HeaderName, RequestEdit)>,
-    /// Custom response fields, then the security headers, in the order they are applied;
-    /// `None` removes the field.
+    /// The security headers (frame options, nosniff, …); `None` removes the field.
+    security: Vec<(HeaderName, Option<HeaderValue>)>,
+    /// Custom response fields, set after the security headers (Traefik's custom-headers
+    /// handler wraps its secure one, so its value wins); `None` removes the field.
     response: Vec<(HeaderName, Option<HeaderValue>)>,
     /// `Strict-Transport-Security`, when `stsSeconds` is set.
     sts: Option<HeaderValue>,
@@ -55,7 +57,7 @@ impl Headers {
                 Some((name, edit))
             })
             .collect();
-        let mut response: Vec<(HeaderName, Option<HeaderValue>)> = h
+        let response: Vec<(HeaderName, Option<HeaderValue>)> = h
             .custom_response_headers
             .iter()
             .filter_map(|(k, v)| {
@@ -91,13 +93,14 @@ impl Headers {
             ("referrer-policy", h.referrer_policy.clone()),
             ("permissions-policy", h.permissions_policy.clone()),
         ];
+        let mut secure = Vec::new();
         for (name, value) in security {
             let Some(value) = value else { continue };
             let name = HeaderName::from_static(name);
             if value.is_empty() {
-                response.push((name, None));
+                secure.push((name, None));
             } else if let Ok(v) = HeaderValue::from_str(&value) {
-                response.push((name, Some(v)));
+                secure.push((name, Some(v)));
             }
         }
         let sts = (h.sts_seconds > 0 && !h.is_development).then(|| {
@@ -145,6 +148,7 @@ impl Headers {
             .collect();
         Ok(Self {
             request,
+            security: secure,
             response,
             sts: sts.flatten(),
             force_sts: h.force_sts_header,
@@ -183,12 +187,12 @@ impl Headers {
                 return Flow::Respond(r);
             }
         }
+        let mut origin = None;
         if let Some(c) = &self.cors {
             if cors::is_preflight(req.method(), req.headers()) {
-                return Flow::Respond(preflight(c, req.headers(), ctx));
+                return Flow::Respond(preflight(c, req.headers()));
             }
-            let origin = cors::origin(req.headers()).to_owned();
-            ctx.response.cors.push((c, origin));
+            origin = Some(cors::origin(req.headers()).to_owned());
         }
         let fields = req.headers_mut();
         for (name, edit) in &self.request {
@@ -205,20 +209,38 @@ impl Headers {
                 RequestEdit::Skip => {}
             }
         }
-        ctx.response.headers.push(self);
         // HSTS only means something over HTTPS (RFC 6797 §7.2), unless forced; a TLS terminator
-        // in front says so with `sslProxyHeaders` (read before this middleware's own edits, as
-        // Traefik reads them).
+        // in front says so with `sslProxyHeaders` (read after this middleware's own request
+        // edits, as Traefik's secure handler, inside its custom-headers one, reads them).
         let https = ctx.tls || self.https_by_proxy(req.headers());
-        if let Some(v) = &self.sts
-            && (https || self.force_sts)
-        {
-            ctx.response.sts = Some(v);
-        }
-        if https && let Some(v) = &self.hpkp {
-            ctx.response.hpkp = Some(v);
-        }
+        ctx.response.headers.push(super::HeadersEdit {
+            headers: self,
+            sts: self.sts.is_some() && (https || self.force_sts),
+            hpkp: https && self.hpkp.is_some(),
+            origin,
+        });
         Flow::Continue
+    }
+
+    /// This middleware's edits of an answer, in Traefik's order: the security headers and
+    /// HSTS (its secure handler's), then the custom fields, then CORS (its custom-headers
+    /// handler's, which wraps the secure one).
+    pub(crate) fn respond(&self, at: &super::HeadersEdit<'_>, fields: &mut HeaderMap) {
+        set_all(&self.security, fields);
+        if at.sts
+            && let Some(v) = &self.sts
+        {
+            fields.insert(http::header::STRICT_TRANSPORT_SECURITY, v.clone());
+        }
+        if at.hpkp
+            && let Some(v) = &self.hpkp
+        {
+            fields.insert(HeaderName::from_static("public-key-pins"), v.clone());
+        }
+        set_all(&self.response, fields);
+        if let (Some(c), Some(origin)) = (&self.cors, &at.origin) {
+            c.apply(origin, fields);
+        }
     }
 
     /// A `sslProxyHeaders` field carries its exact value (the first value of the field, as
@@ -226,27 +248,27 @@ impl Headers {
     fn https_by_proxy(&self, fields: &HeaderMap) -> bool {
         self.ssl_proxy.iter().any(|(n, v)| fields.get(n) == Some(v))
     }
+}
 
-    /// Sets this middleware's response fields.
-    pub(crate) fn apply_response(&self, fields: &mut HeaderMap) {
-        for (name, value) in &self.response {
-            match value {
-                Some(v) => {
-                    fields.insert(name.clone(), v.clone());
-                }
-                None => {
-                    fields.remove(name);
-                }
+/// Sets (or, for `None`, removes) each field.
+fn set_all(edits: &[(HeaderName, Option<HeaderValue>)], fields: &mut HeaderMap) {
+    for (name, value) in edits {
+        match value {
+            Some(v) => {
+                fields.insert(name.clone(), v.clone());
+            }
+            None => {
+                fields.remove(name);
             }
         }
     }
 }
 
-/// The proxy's own answer to a CORS preflight: 200, empty body, the CORS headers, plus the
-/// response headers of the middlewares before this one (they wrap it, as in Traefik).
-fn preflight(c: &Cors, request: &HeaderMap, ctx: &RequestCtx<'_>) -> http::Response<Body> {
+/// The proxy's own answer to a CORS preflight: 200, empty body, the CORS headers. The
+/// middlewares before this one edit it on its way back, as any answer of the chain (they wrap
+/// it, as in Traefik).
+fn preflight(c: &Cors, request: &HeaderMap) -> http::Response<Body> {
     let mut resp = http::Response::new(full(bytes::Bytes::new()));
-    ctx.response.apply_headers(resp.headers_mut());
     resp.headers_mut().extend(c.preflight_headers(request));
     resp.headers_mut()
         .insert(http::header::CONTENT_LENGTH, HeaderValue::from_static("0"));
@@ -333,9 +355,11 @@ mod tests {
         );
         let mut c = ctx(None, "/");
         earlier.apply(&mut req, &mut c);
-        let Flow::Respond(r) = h.apply(&mut req, &mut c) else {
+        let Flow::Respond(mut r) = h.apply(&mut req, &mut c) else {
             panic!("a preflight is answered");
         };
+        // As the proxy does with a middleware's own answer.
+        c.response.apply(r.headers_mut());
         assert_eq!(r.status(), 200);
         assert_eq!(r.headers()["x-outer"], "1");
         assert_eq!(r.headers()["access-control-allow-methods"], "GET,POST");

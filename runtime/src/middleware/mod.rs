@@ -208,17 +208,15 @@ impl<'a> RequestCtx<'a> {
     }
 }
 
-/// The response side of the chain, applied in Traefik's order once an answer exists: every
-/// headers middleware's custom and security headers in chain order, then HSTS (the last one
-/// that applies), then CORS; then the [`Stage`]s, innermost first, which may replace or wrap the
-/// answer (also one a middleware gave itself).
+/// The response side of the chain, applied in Traefik's order once an answer exists: the
+/// headers middlewares innermost first (so the outermost's value of a field wins, as each
+/// Traefik middleware edits the answer when it passes back through it), each with its
+/// security headers and HSTS, then its custom fields, then CORS; then the [`Stage`]s,
+/// innermost first, which may replace or wrap the answer (also one a middleware gave itself).
 #[derive(Debug, Default)]
 pub(crate) struct ResponseEdits<'a> {
-    headers: Vec<&'a headers::Headers>,
-    sts: Option<&'a http::HeaderValue>,
-    /// `Public-Key-Pins` (the last headers middleware that sends it).
-    hpkp: Option<&'a http::HeaderValue>,
-    cors: Vec<(&'a cors::Cors, String)>,
+    /// In chain order; applied in reverse.
+    pub(crate) headers: Vec<HeadersEdit<'a>>,
     /// In chain order; applied in reverse.
     pub(crate) stages: Vec<Stage<'a>>,
     /// A `contentType` middleware asked for Go's sniffing of an untyped answer (done last, as
@@ -258,36 +256,32 @@ pub(crate) struct ErrorsAt<'a> {
     pub(crate) forwarded: Forwarded,
 }
 
+/// A `headers` middleware a request went through, with what it decided for the answer.
+#[derive(Debug)]
+pub(crate) struct HeadersEdit<'a> {
+    pub(crate) headers: &'a headers::Headers,
+    /// HSTS applies (HTTPS, a matching `sslProxyHeaders`, or `forceSTSHeader`).
+    pub(crate) sts: bool,
+    /// `Public-Key-Pins` applies (HTTPS).
+    pub(crate) hpkp: bool,
+    /// The request's `Origin`, when the middleware does CORS.
+    pub(crate) origin: Option<String>,
+}
+
 impl ResponseEdits<'_> {
-    /// Applies the edits to an answer's fields (inlined: a chain without headers or CORS,
+    /// Applies the edits to an answer's fields (inlined: a chain without headers middlewares,
     /// every request of a router without middlewares, pays one check).
     #[inline]
     pub(crate) fn apply(&self, fields: &mut HeaderMap) {
-        if self.headers.is_empty() && self.sts.is_none() && self.cors.is_empty() {
-            // `hpkp` is only set by a headers middleware, so `headers` is not empty then.
+        if self.headers.is_empty() {
             return;
         }
         self.apply_all(fields);
     }
 
     fn apply_all(&self, fields: &mut HeaderMap) {
-        self.apply_headers(fields);
-        if let Some(v) = self.sts {
-            fields.insert(header::STRICT_TRANSPORT_SECURITY, v.clone());
-        }
-        if let Some(v) = self.hpkp {
-            fields.insert(http::HeaderName::from_static("public-key-pins"), v.clone());
-        }
-        for (c, origin) in &self.cors {
-            c.apply(origin, fields);
-        }
-    }
-
-    /// Only the custom and security headers (a preflight answered inside the chain gets those of
-    /// the middlewares before it, which wrap it).
-    fn apply_headers(&self, fields: &mut HeaderMap) {
-        for h in &self.headers {
-            h.apply_response(fields);
+        for at in self.headers.iter().rev() {
+            at.headers.respond(at, fields);
         }
     }
 }

@@ -86,12 +86,14 @@ impl StripPrefixRegex {
 }
 
 /// Removes the first `len` bytes of the path (a prefix that matched), keeps the query, and
-/// records the prefix in `X-Forwarded-Prefix`; the rest always starts with `/`.
+/// records the prefix in `X-Forwarded-Prefix`; the rest always starts with `/`. The prefix is
+/// added to the field's values (Go's `Header.Add`, as Traefik): after two strips, the first
+/// value is the outer prefix.
 fn strip(fields: &mut HeaderMap, ctx: &mut RequestCtx<'_>, len: usize) {
     let (p, q) = split_pq(&ctx.path_and_query);
     let (prefix, rest) = p.split_at(len);
     if let Ok(v) = HeaderValue::from_str(prefix) {
-        fields.insert(X_FORWARDED_PREFIX.clone(), v);
+        fields.append(X_FORWARDED_PREFIX.clone(), v);
     }
     let rest = if rest.starts_with('/') {
         Cow::Borrowed(rest)

@@ -631,6 +631,43 @@ mod tests {
     }
 
     #[test]
+    fn parent_routers_count_as_routers_of_their_muxer() {
+        // Traefik 3.7.15: `parent@file` with service `parent@file-muxer`, for answers of its
+        // children and for its own 404.
+        let m = Metrics::new(&cfg());
+        let ep = Name::from("web");
+        let parents = [file_name("api")];
+        let (child, service) = (file_name("users"), file_name("app"));
+        for (code, router) in [(200, Some(&child)), (404, None)] {
+            m.request(&RequestSample {
+                parents: &parents,
+                entrypoint: &ep,
+                code,
+                method: "GET",
+                protocol: "http",
+                router,
+                service: router.map(|_| &service),
+                header_values: &[],
+                retries: 0,
+                seconds: 0.2,
+            });
+        }
+        let plan = bridge_plan::Plan::example();
+        let text = Upstreams::from_plan(&plan)
+            .ok()
+            .map(|u| m.render(&plan, &u))
+            .unwrap_or_default();
+        for want in [
+            "traefik_router_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",router=\"api@file\",service=\"api@file-muxer\"} 1",
+            "traefik_router_requests_total{code=\"200\",method=\"GET\",protocol=\"http\",router=\"users@file\",service=\"app@file\"} 1",
+            "traefik_router_requests_total{code=\"404\",method=\"GET\",protocol=\"http\",router=\"api@file\",service=\"api@file-muxer\"} 1",
+        ] {
+            assert!(text.contains(want), "missing {want} in\n{text}");
+        }
+        assert!(!text.contains("code=\"404\",method=\"GET\",protocol=\"http\",router=\"users"));
+    }
+
+    #[test]
     fn header_labels_partition_the_request_counters_only() {
         let mut c = cfg();
         c.header_labels = vec![

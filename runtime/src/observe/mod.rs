@@ -709,6 +709,22 @@ mod tests {
     }
 
     #[test]
+    fn child_routers_are_named_after_their_parents() {
+        // As Traefik 3.7.15 writes RouterName.
+        let mut s = served();
+        s.parents = vec!["api".into(), "admin".into()];
+        s.router = Some("audit".into());
+        assert_eq!(
+            s.router_name().as_deref(),
+            Some("api@file -> admin@file -> audit@file")
+        );
+        s.router = None;
+        assert_eq!(s.router_name().as_deref(), Some("api@file -> admin@file"));
+        s.parents.clear();
+        assert_eq!(s.router_name(), None);
+    }
+
+    #[test]
     fn common_format_is_traefiks_clf_line() {
         let line = log("common", vec![], false, 0).format(
             &facts(),
