@@ -1271,7 +1271,7 @@ impl Resolver<'_> {
         &mut self,
         mw_index: &BTreeMap<String, Vec<String>>,
     ) -> BTreeMap<String, plan::Service> {
-        let nested = self.nested_services();
+        let refused_below = self.middlewares_refused_below();
         let mut out = BTreeMap::new();
         for found in self.symbols.in_reading_order::<dy::Service>(self.loaded) {
             let (fi, name, s) = (found.file, found.name, found.value);
@@ -1292,10 +1292,12 @@ impl Resolver<'_> {
                     }
                 }
             }
-            if !middlewares.is_empty() && nested.contains(name) {
+            if !middlewares.is_empty()
+                && let Some(why) = refused_below.get(name)
+            {
                 let p = format!("{base}/middlewares");
                 let span = self.key_span(fi, &p);
-                self.error(span, p, format!("service `{name}`: middlewares of a service reached through a weighted, failover, mirroring or highestRandomWeight service are valid Traefik, but not supported by bridgectl yet (a router's own service may have them)"));
+                self.error(span, p, format!("service `{name}`: middlewares of a service {why} are valid Traefik, but not supported by bridgectl yet (below weighted, highestRandomWeight and failover services without `errors` they are served)"));
             }
             let strip = |n: &Option<String>| plan_name(n.as_deref().unwrap_or_default()).to_owned();
             let weighted_refs =
@@ -1731,15 +1733,20 @@ impl Resolver<'_> {
         out
     }
 
-    /// Services another service sends to (children of weighted, failover, mirroring and
-    /// highestRandomWeight services), by their plan name.
-    fn nested_services(&self) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
+    /// Services whose own middlewares bridge-runtime cannot run where they are, with why: a
+    /// mirror of a mirroring service, or any service below a mirroring service (its copies are
+    /// taken where the server is picked, after such middlewares) or below a failover service with
+    /// `errors` (its replay picks again without them). Elsewhere in a service tree (weighted,
+    /// highestRandomWeight, failover without `errors`) they are served.
+    fn middlewares_refused_below(&self) -> BTreeMap<String, String> {
+        let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut roots: Vec<(String, String)> = Vec::new();
         for found in self.symbols.in_reading_order::<dy::Service>(self.loaded) {
-            let s = found.value;
+            let (name, s) = (found.name, found.value);
+            let mut kids: Vec<String> = Vec::new();
             let mut add = |n: &Option<String>| {
                 if let Some(n) = n {
-                    out.insert(plan_name(n).to_owned());
+                    kids.push(plan_name(n).to_owned());
                 }
             };
             for w in s.weighted.iter().flat_map(|w| w.services.iter().flatten()) {
@@ -1755,12 +1762,42 @@ impl Resolver<'_> {
             if let Some(f) = &s.failover {
                 add(&f.service);
                 add(&f.fallback);
+                let replays = f
+                    .errors
+                    .as_ref()
+                    .and_then(|e| e.status.as_ref())
+                    .is_some_and(|st| !st.is_empty());
+                if replays {
+                    let why = format!("below failover service `{name}` with `errors`");
+                    for n in [&f.service, &f.fallback].into_iter().flatten() {
+                        roots.push((plan_name(n).to_owned(), why.clone()));
+                    }
+                }
             }
             if let Some(m) = &s.mirroring {
                 add(&m.service);
+                let why = format!("below mirroring service `{name}`");
+                if let Some(main) = &m.service {
+                    roots.push((plan_name(main).to_owned(), why.clone()));
+                }
                 for r in m.mirrors.iter().flatten() {
                     add(&r.name);
+                    if let Some(mirror) = &r.name {
+                        roots.push((plan_name(mirror).to_owned(), why.clone()));
+                    }
                 }
+            }
+            children.insert(name.to_owned(), kids);
+        }
+        let mut out: BTreeMap<String, String> = BTreeMap::new();
+        for (root, why) in roots {
+            let mut todo = vec![root];
+            while let Some(n) = todo.pop() {
+                if out.contains_key(&n) {
+                    continue;
+                }
+                todo.extend(children.get(&n).into_iter().flatten().cloned());
+                out.insert(n, why.clone());
             }
         }
         out

@@ -86,6 +86,10 @@ pub struct Runtime {
     servers: Vec<Vec<ServerTarget>>,
     /// By service node: the mirroring services with mirrors.
     mirrors: Vec<Option<Arc<Mirroring>>>,
+    /// By service node: a service with middlewares of its own, as a router with that chain
+    /// sending to the service (run when a pick reaches it from a service above, or as an
+    /// `errors` page service).
+    service_routers: Vec<Option<Arc<Router>>>,
     /// Per health-check probe URL: its client, with the load balancer's servers transport.
     pub(crate) probe_clients: Arc<HashMap<String, ServerClient<Full<Bytes>>>>,
     /// This host's name, the `X-Forwarded-Server` value.
@@ -282,13 +286,14 @@ impl Runtime {
         resolve: &HashMap<String, IpAddr>,
         old: Option<&Self>,
     ) -> Result<Self, ServeError> {
-        let unsupported = crate::proxy::mirror::too_deep(&plan);
+        let mut unsupported = crate::proxy::mirror::too_deep(&plan);
+        unsupported.extend(chains_out_of_reach(&plan));
         if !unsupported.is_empty() {
             return Err(ServeError::Unsupported(unsupported));
         }
         let upstreams = Upstreams::from_plan(&plan)?;
         let mut factory = ClientFactory::default();
-        let routers = routers(&plan, &upstreams, &mut factory, resolve)?;
+        let (routers, service_routers) = routers(&plan, &upstreams, &mut factory, resolve)?;
         // ACME state outlives reloads: accounts, open orders and certificates carry over.
         let acme = old.map_or_else(|| Arc::new(Acme::default()), |o| o.acme.clone());
         let with_acme = !plan.certificate_resolvers.is_empty();
@@ -354,6 +359,7 @@ impl Runtime {
             entries,
             servers,
             mirrors,
+            service_routers,
             probe_clients,
             server_name_value: HeaderValue::from_str(&server_name)
                 .unwrap_or_else(|_| HeaderValue::from_static("bridge-runtime")),
@@ -425,6 +431,11 @@ impl Runtime {
         self.mirrors.get(node)?.as_ref()
     }
 
+    /// The chain of a service with middlewares of its own, as a router sending to it.
+    pub(crate) fn service_router(&self, id: ServiceId) -> Option<&Router> {
+        self.service_routers.get(id.index())?.as_deref()
+    }
+
     /// Copies the health state of servers that exist, unchanged, in `old` (same service, same URL),
     /// so a reload does not send traffic back to nodes known to be down, nor hold it from nodes known
     /// to be up. Returns how many states were carried over.
@@ -448,6 +459,64 @@ impl Runtime {
         }
         carried
     }
+}
+
+/// Services with middlewares of their own where this runtime cannot run them: below a
+/// mirroring service (its copies are taken where the server is picked) or below a failover
+/// service with `errors` (its replay picks again without them). `check` refuses the same.
+fn chains_out_of_reach(plan: &Plan) -> Vec<String> {
+    let mut roots: Vec<(&str, &str)> = Vec::new();
+    for (name, s) in &plan.services {
+        match &s.kind {
+            ServiceKind::Mirroring(m) => {
+                roots.push((m.service.as_str(), name));
+                roots.extend(
+                    m.mirrors
+                        .iter()
+                        .map(|x| (x.service.as_str(), name.as_str())),
+                );
+            }
+            ServiceKind::Failover(f) if f.errors.is_some() => {
+                roots.push((f.service.as_str(), name));
+                roots.push((f.fallback.as_str(), name));
+            }
+            _ => {}
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    while let Some((n, above)) = roots.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        let Some(s) = plan.services.get(n) else {
+            continue;
+        };
+        if !s.middlewares.is_empty() {
+            out.push(format!(
+                "service `{n}`: middlewares of a service below the mirroring or failover (with `errors`) service `{above}`"
+            ));
+        }
+        match &s.kind {
+            ServiceKind::Weighted(w) => {
+                roots.extend(w.services.iter().map(|c| (c.service.as_str(), above)));
+            }
+            ServiceKind::HighestRandomWeight(h) => {
+                roots.extend(h.services.iter().map(|c| (c.service.as_str(), above)));
+            }
+            ServiceKind::Failover(f) => {
+                roots.push((f.service.as_str(), above));
+                roots.push((f.fallback.as_str(), above));
+            }
+            ServiceKind::Mirroring(m) => {
+                roots.push((m.service.as_str(), above));
+                roots.extend(m.mirrors.iter().map(|x| (x.service.as_str(), above)));
+            }
+            ServiceKind::LoadBalancer(_) => {}
+        }
+    }
+    out.sort();
+    out
 }
 
 /// One middleware of the plan, built.
@@ -504,13 +573,17 @@ fn chain_of(
 
 /// Every router of the plan with its chain and service (or its children's table), by key. A
 /// middleware named by several routers is built once and shared; a child router named by
-/// several parents is built once (one chain, as Traefik builds one handler per router).
+/// several parents is built once (one chain, as Traefik builds one handler per router). Also,
+/// by service node, each service with middlewares of its own as a router sending to it (its
+/// chain the instance the routers to it share).
+type Routers = (FastMap<String, Arc<Router>>, Vec<Option<Arc<Router>>>);
+
 fn routers(
     plan: &Plan,
     upstreams: &Upstreams,
     clients: &mut ClientFactory,
     resolve: &HashMap<String, IpAddr>,
-) -> Result<FastMap<String, Arc<Router>>, ServeError> {
+) -> Result<Routers, ServeError> {
     let mut middlewares: FastMap<&str, Arc<Middleware>> = FastMap::default();
     for (name, m) in &plan.middlewares {
         middlewares.insert(
@@ -530,7 +603,23 @@ fn routers(
     for name in plan.routers.keys() {
         b.router(name, 0)?;
     }
-    Ok(b.built)
+    let mut services = Vec::with_capacity(plan.services.len());
+    for (name, svc) in &plan.services {
+        if svc.middlewares.is_empty() {
+            services.push(None);
+            continue;
+        }
+        let chain = b.service_chain(name)?.into_boxed_slice();
+        services.push(Some(Arc::new(Router {
+            name: Arc::from(name.as_str()),
+            chain,
+            service_name: Arc::from(name.as_str()),
+            service: upstreams
+                .service_id(name)
+                .map_or(Dispatch::Missing, Dispatch::Service),
+        })));
+    }
+    Ok((b.built, services))
 }
 
 /// What [`routers`] builds routers with.
@@ -548,6 +637,29 @@ struct RouterBuilder<'p, 'c> {
 }
 
 impl<'p> RouterBuilder<'p, '_> {
+    /// The chain of a service's own middlewares: one instance per service.
+    fn service_chain(&mut self, name: &'p str) -> Result<Vec<Arc<Middleware>>, ServeError> {
+        if let Some(built) = self.service_chains.get(name) {
+            return Ok(built.clone());
+        }
+        let names = self
+            .plan
+            .services
+            .get(name)
+            .map(|s| s.middlewares.as_slice())
+            .unwrap_or_default();
+        let built = chain_of(
+            names,
+            self.plan,
+            &self.middlewares,
+            self.upstreams,
+            self.clients,
+            self.resolve,
+        )?;
+        self.service_chains.insert(name, built.clone());
+        Ok(built)
+    }
+
     /// The router `name`, built with its children first; `depth` guards against a plan whose
     /// children form a cycle (the plan checker refuses those).
     fn router(&mut self, name: &str, depth: usize) -> Result<Arc<Router>, ServeError> {
@@ -579,23 +691,12 @@ impl<'p> RouterBuilder<'p, '_> {
         // The service's own middlewares (Traefik v3.7) run after the router's, one instance per
         // service whichever router sends to it.
         if let Some(ServiceRef::Service(s)) = &r.service
-            && let Some(svc) = plan.services.get(s)
-            && !svc.middlewares.is_empty()
+            && plan
+                .services
+                .get(s)
+                .is_some_and(|svc| !svc.middlewares.is_empty())
         {
-            if !self.service_chains.contains_key(s.as_str()) {
-                let built = chain_of(
-                    &svc.middlewares,
-                    plan,
-                    &self.middlewares,
-                    self.upstreams,
-                    self.clients,
-                    self.resolve,
-                )?;
-                self.service_chains.insert(s.as_str(), built);
-            }
-            if let Some(built) = self.service_chains.get(s.as_str()) {
-                chain.extend(built.iter().cloned());
-            }
+            chain.extend(self.service_chain(s)?);
         }
         let chain = chain.into_boxed_slice();
         let service = match &r.service {

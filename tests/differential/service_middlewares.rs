@@ -65,3 +65,111 @@ fn service_middlewares_run_after_the_router_s_and_are_shared_by_its_routers() {
     let second = agree(&twin, &probe("/b"));
     assert_eq!(second.status, 429, "{}", second.text());
 }
+
+/// Middlewares of services inside a service tree: a weighted service's children and a
+/// failover's fallback run their own chains inside the router's, on the request as the
+/// router's middlewares left it.
+#[test]
+fn middlewares_of_services_below_weighted_and_failover_services_run_inside_the_router_s() {
+    let oracle = oracle(
+        "middlewares_of_services_below_weighted_and_failover_services_run_inside_the_router_s",
+    );
+    let app = backend("app")
+        .answer(|r| {
+            Reply::ok(format!(
+                "{} {} {}",
+                r.path(),
+                r.header("x-child").unwrap_or("-"),
+                r.header("x-router").unwrap_or("-")
+            ))
+        })
+        .start();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    split:
+      rule: PathPrefix(`/split`)
+      service: canary
+      middlewares: [router-mark]
+    standby:
+      rule: PathPrefix(`/standby`)
+      service: main-or-fallback
+  middlewares:
+    router-mark:
+      headers:
+        customRequestHeaders:
+          X-Router: "yes"
+        customResponseHeaders:
+          X-Layer: router
+    stable-mark:
+      headers:
+        customRequestHeaders:
+          X-Child: stable
+        customResponseHeaders:
+          X-Layer: stable
+          X-Stable: "yes"
+    to-maintenance:
+      replacePath:
+        path: /maintenance
+  services:
+    canary:
+      weighted:
+        services:
+          - name: stable
+            weight: 1
+    stable:
+      middlewares: [stable-mark]
+      loadBalancer:
+        servers:
+          - url: http://{app}
+    main-or-fallback:
+      failover:
+        service: down
+        fallback: maintenance
+    down:
+      loadBalancer:
+        healthCheck:
+          path: /health
+          interval: 100ms
+          timeout: 50ms
+        servers:
+          - url: http://127.0.0.1:1
+    maintenance:
+      middlewares: [to-maintenance]
+      loadBalancer:
+        servers:
+          - url: http://{app}
+"#,
+        app = app.addr
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(
+        dir.path(),
+        oracle.as_deref(),
+        &dynamic,
+        &["split", "standby"],
+    );
+    let probe = |target| Probe {
+        method: "GET",
+        target,
+        headers: &[],
+        compare: &["x-layer", "x-stable"],
+        body: b"",
+    };
+    let split = agree(&twin, &probe("/split/a"));
+    assert_eq!(
+        (split.status, split.text().as_str()),
+        (200, "/split/a stable yes")
+    );
+    // The router's response header is set after the child service's.
+    assert_eq!(split.header("x-layer"), Some("router"));
+    assert_eq!(split.header("x-stable"), Some("yes"));
+    // The main service is down (its health check fails, every 100 ms; both proxies have seen it
+    // after a second): the fallback's chain rewrites the path.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let standby = agree(&twin, &probe("/standby/x"));
+    assert_eq!(
+        (standby.status, standby.text().as_str()),
+        (200, "/maintenance - -")
+    );
+}

@@ -31,6 +31,8 @@ pub(crate) struct Outbound<'a> {
     pub(crate) service_name: &'a str,
     pub(crate) peer: &'a Peer,
     pub(crate) entry: &'a Entry,
+    /// The request came over TLS (for a service's own middlewares: redirects, HSTS).
+    pub(crate) tls: bool,
     /// The request's host, for `Host` when the server takes the client's.
     pub(crate) host: Option<&'a HeaderValue>,
     /// Path and query after the middlewares.
@@ -112,6 +114,10 @@ impl Runtime {
             Pick::UnknownService => {
                 return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
             }
+            // Boxed: the service's chain runs the request path again (recursion).
+            Pick::Chained(node) => {
+                return Box::pin(self.through_service(node, out, forwarded, req, &via)).await;
+            }
         };
         if via.failovers_taken().next().is_some() {
             // Boxed: the replay's state would enlarge every request's future.
@@ -120,6 +126,63 @@ impl Runtime {
         self.forward_to(out, forwarded, req, via, server, false)
             .await
             .0
+    }
+
+    /// A service below the router's with middlewares of its own (Traefik v3.7), which the pick
+    /// reached through `via`: its chain runs on the request as it came, with a context of its
+    /// own, so its response edits and stages apply first and the router's after them (Traefik
+    /// wraps each service's handler in its chain); then the pick goes on from that service.
+    /// The cookies of sticky weighted services above it go first, as Traefik writes them
+    /// before calling the child.
+    pub(crate) async fn through_service(
+        &self,
+        node: ServiceId,
+        out: Outbound<'_>,
+        forwarded: Forwarded,
+        req: Request<RequestBody>,
+        via: &Via,
+    ) -> Response<Body> {
+        let Some(router) = self.service_router(node) else {
+            return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
+        };
+        let host = out.host.and_then(|h| h.to_str().ok());
+        let mut ctx = crate::middleware::RequestCtx::new(
+            out.tls,
+            host,
+            out.peer.addr.ip(),
+            out.path_and_query,
+            forwarded,
+        );
+        ctx.retry = out.retry;
+        ctx.sources = Some(self.sources(out.host, out.peer));
+        ctx.client_certs = out.peer.client_certs.as_deref();
+        let at = super::Here {
+            entry: out.entry,
+            peer: out.peer,
+            host: out.host,
+            tls: out.tls,
+            upgrade: out.upgrade,
+        };
+        let fields = out.fields.clone();
+        let (mut resp, sniff) = self.serve_chain(router, 0, req, ctx, fields, &at).await;
+        if sniff {
+            resp = Box::pin(crate::middleware::content_type::sniffed(resp)).await;
+        }
+        let above: Vec<HeaderValue> = self.upstreams.level_cookies(via).collect();
+        if !above.is_empty() {
+            let fields = resp.headers_mut();
+            let below: Vec<HeaderValue> =
+                fields.get_all(header::SET_COOKIE).iter().cloned().collect();
+            fields.remove(header::SET_COOKIE);
+            for cookie in above.into_iter().chain(below) {
+                fields.append(header::SET_COOKIE, cookie);
+            }
+        }
+        if out.slots.is_empty() {
+            resp
+        } else {
+            resp.map(|b| crate::body::Held::wrap(b, out.slots))
+        }
     }
 
     /// Forwards the request to `server`, picked by `via`, and its retries; `quiet`: its interim
@@ -294,7 +357,9 @@ impl Runtime {
                 Pick::NoAvailableServer => {
                     return text(StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable\n");
                 }
-                Pick::UnknownService => {
+                // The plan checker refuses middlewares below a failover service with
+                // `errors`: the replay cannot run them again.
+                Pick::UnknownService | Pick::Chained(_) => {
                     return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
                 }
             };

@@ -190,6 +190,7 @@ macro_rules! chain_and_service {
                                 service_name: &$router.service_name,
                                 peer: $at.peer,
                                 entry: $at.entry,
+                                tls: $at.tls,
                                 host: $at.host,
                                 path_and_query: &$ctx.path_and_query,
                                 retry: $ctx.retry,
@@ -643,6 +644,7 @@ impl Runtime {
             service_name: &e.pages.service_name,
             peer: at.peer,
             entry: at.entry,
+            tls: at.tls,
             host: at.host,
             path_and_query: &target,
             retry: crate::middleware::retry::Retry::DEFAULT,
@@ -651,6 +653,11 @@ impl Runtime {
             slots: Vec::new(),
             append_for: false,
         };
+        // A page service with middlewares of its own runs them first, as Traefik builds it.
+        if self.service_router(service).is_some() {
+            let via = crate::upstream::Via::default();
+            return Box::pin(self.through_service(service, out, e.forwarded, req, &via)).await;
+        }
         self.forward(out, e.forwarded, req).await
     }
 

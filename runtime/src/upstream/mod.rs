@@ -205,6 +205,9 @@ pub enum Pick {
     NoAvailableServer,
     /// No service has this key (e.g. an `@internal` service, which the proxy serves itself).
     UnknownService,
+    /// The pick reached a service below the one asked for that has middlewares of its own
+    /// (Traefik v3.7): the proxy runs them, then picks again from that service.
+    Chained(ServiceId),
 }
 
 /// What one pick takes and records. In: the client's address (`hrw` load balancers hash it) and
@@ -359,6 +362,13 @@ type Levels = [Option<(u32, u32, bool)>; 2];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ServiceId(usize);
 
+impl ServiceId {
+    /// The service's node: its position among the plan's services.
+    pub(crate) fn index(self) -> usize {
+        self.0
+    }
+}
+
 #[cfg(test)]
 impl ServiceId {
     /// An id for tests of code that only carries it.
@@ -418,6 +428,9 @@ struct Inner {
     /// Some load balancer counts its requests in flight (`p2c`, `leasttime`): without one, an
     /// attempt looks nothing up to count itself.
     counts_load: bool,
+    /// Per service node: it has middlewares of its own, so a pick that reaches it from above
+    /// stops there ([`Pick::Chained`]).
+    chained: Vec<bool>,
 }
 
 #[derive(Debug)]
@@ -773,6 +786,11 @@ impl Upstreams {
         let counts_load = nodes
             .iter()
             .any(|n| matches!(&n.kind, NodeKind::LoadBalancer(lb) if lb.load.is_some()));
+        let chained = plan
+            .services
+            .values()
+            .map(|s| !s.middlewares.is_empty())
+            .collect();
         Ok(Self {
             inner: Arc::new(Inner {
                 ids,
@@ -780,6 +798,7 @@ impl Upstreams {
                 events,
                 sticky,
                 counts_load,
+                chained,
                 generation: AtomicU64::new(0),
             }),
         })
@@ -878,6 +897,9 @@ impl Upstreams {
         };
         if depth > MAX_DEPTH {
             return Pick::NoAvailableServer;
+        }
+        if depth > 0 && self.inner.chained.get(node).copied().unwrap_or(false) {
+            return Pick::Chained(ServiceId(node));
         }
         match &n.kind {
             NodeKind::LoadBalancer(lb) => {
