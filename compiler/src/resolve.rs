@@ -1297,7 +1297,7 @@ impl Resolver<'_> {
             {
                 let p = format!("{base}/middlewares");
                 let span = self.key_span(fi, &p);
-                self.error(span, p, format!("service `{name}`: middlewares of a service {why} are valid Traefik, but not supported by bridgectl yet (below weighted, highestRandomWeight and failover services without `errors` they are served)"));
+                self.error(span, p, format!("service `{name}`: middlewares of a service {why} are valid Traefik, but not supported by bridgectl yet (below weighted, highestRandomWeight and failover services they are served)"));
             }
             let strip = |n: &Option<String>| plan_name(n.as_deref().unwrap_or_default()).to_owned();
             let weighted_refs =
@@ -1735,9 +1735,9 @@ impl Resolver<'_> {
 
     /// Services whose own middlewares bridge-runtime cannot run where they are, with why: a
     /// mirror of a mirroring service, or any service below a mirroring service (its copies are
-    /// taken where the server is picked, after such middlewares) or below a failover service with
-    /// `errors` (its replay picks again without them). Elsewhere in a service tree (weighted,
-    /// highestRandomWeight, failover without `errors`) they are served.
+    /// taken where the server is picked, after such middlewares, and sent without those of a
+    /// mirror service). Elsewhere in a service tree (weighted, highestRandomWeight, failover)
+    /// they are served.
     fn middlewares_refused_below(&self) -> BTreeMap<String, String> {
         let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut roots: Vec<(String, String)> = Vec::new();
@@ -1762,17 +1762,6 @@ impl Resolver<'_> {
             if let Some(f) = &s.failover {
                 add(&f.service);
                 add(&f.fallback);
-                let replays = f
-                    .errors
-                    .as_ref()
-                    .and_then(|e| e.status.as_ref())
-                    .is_some_and(|st| !st.is_empty());
-                if replays {
-                    let why = format!("below failover service `{name}` with `errors`");
-                    for n in [&f.service, &f.fallback].into_iter().flatten() {
-                        roots.push((plan_name(n).to_owned(), why.clone()));
-                    }
-                }
             }
             if let Some(m) = &s.mirroring {
                 add(&m.service);

@@ -462,25 +462,18 @@ impl Runtime {
 }
 
 /// Services with middlewares of their own where this runtime cannot run them: below a
-/// mirroring service (its copies are taken where the server is picked) or below a failover
-/// service with `errors` (its replay picks again without them). `check` refuses the same.
+/// mirroring service (its copies are taken where the server is picked, after such middlewares,
+/// and sent without those of a mirror service). `build` refuses the same.
 fn chains_out_of_reach(plan: &Plan) -> Vec<String> {
     let mut roots: Vec<(&str, &str)> = Vec::new();
     for (name, s) in &plan.services {
-        match &s.kind {
-            ServiceKind::Mirroring(m) => {
-                roots.push((m.service.as_str(), name));
-                roots.extend(
-                    m.mirrors
-                        .iter()
-                        .map(|x| (x.service.as_str(), name.as_str())),
-                );
-            }
-            ServiceKind::Failover(f) if f.errors.is_some() => {
-                roots.push((f.service.as_str(), name));
-                roots.push((f.fallback.as_str(), name));
-            }
-            _ => {}
+        if let ServiceKind::Mirroring(m) = &s.kind {
+            roots.push((m.service.as_str(), name));
+            roots.extend(
+                m.mirrors
+                    .iter()
+                    .map(|x| (x.service.as_str(), name.as_str())),
+            );
         }
     }
     let mut seen = std::collections::BTreeSet::new();
@@ -494,7 +487,7 @@ fn chains_out_of_reach(plan: &Plan) -> Vec<String> {
         };
         if !s.middlewares.is_empty() {
             out.push(format!(
-                "service `{n}`: middlewares of a service below the mirroring or failover (with `errors`) service `{above}`"
+                "service `{n}`: middlewares of a service below the mirroring service `{above}`"
             ));
         }
         match &s.kind {
@@ -853,6 +846,70 @@ mod preserve_path_tests {
             ("/hmi", "*", "/hmi/*"),
         ] {
             assert_eq!(join_path(prefix, pq), want, "{prefix} + {pq}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod service_chain_tests {
+    use super::chains_out_of_reach;
+    use crate::upstream::tests::{lb, plan};
+    use bridge_plan::{Failover, Mirror, Mirroring, ServiceKind, Weighted, WeightedRef};
+
+    #[test]
+    fn middlewares_below_a_mirroring_service_are_refused_elsewhere_not() {
+        let weighted = |child: &str| {
+            ServiceKind::Weighted(Weighted {
+                services: vec![WeightedRef {
+                    service: child.into(),
+                    name: child.into(),
+                    weight: 1,
+                }],
+                health_check: false,
+                sticky: None,
+            })
+        };
+        let mut p = plan(vec![
+            ("a", lb(&[("http://a:1", 1)], None)),
+            ("b", lb(&[("http://b:1", 1)], None)),
+            ("w", weighted("a")),
+            (
+                "f",
+                ServiceKind::Failover(Failover {
+                    service: "w".into(),
+                    fallback: "b".into(),
+                    health_check: false,
+                    errors: None,
+                }),
+            ),
+        ]);
+        for s in ["a", "b", "w"] {
+            if let Some(svc) = p.services.get_mut(s) {
+                svc.middlewares = vec!["m".into()];
+            }
+        }
+        assert!(chains_out_of_reach(&p).is_empty());
+        // Below a mirroring service: the main service's subtree and the mirrors.
+        p.services.insert(
+            "copy".into(),
+            bridge_plan::Service {
+                middlewares: Vec::new(),
+                source: p.services["a"].source.clone(),
+                kind: ServiceKind::Mirroring(Mirroring {
+                    service: "w".into(),
+                    mirrors: vec![Mirror {
+                        service: "b".into(),
+                        percent: 10,
+                    }],
+                    mirror_body: true,
+                    max_body_size: None,
+                }),
+            },
+        );
+        let refused = chains_out_of_reach(&p);
+        assert_eq!(refused.len(), 3, "{refused:?}");
+        for s in ["`a`", "`b`", "`w`"] {
+            assert!(refused.iter().any(|r| r.contains(s)), "{s}: {refused:?}");
         }
     }
 }

@@ -141,3 +141,73 @@ fn failover_errors_replay_to_the_fallback_as_traefik_does() {
         (200, "fb GET /down/x len=0 cl=-".into())
     );
 }
+
+/// The main and fallback services of a failover with `errors` may have middlewares of their own
+/// (Traefik v3.7): each pass runs that service's chain on the request as it reached the
+/// failover, and the replayed answer carries only the fallback chain's response headers.
+#[test]
+fn failover_errors_run_the_middlewares_of_the_main_and_fallback_services() {
+    let traefik = oracle("failover_errors_run_the_middlewares_of_the_main_and_fallback_services");
+    let (main, fb) = (app("main"), app("fb"));
+    let dir = tempfile::tempdir().unwrap();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    errs:
+      rule: "PathPrefix(`/errs/`)"
+      entryPoints: [web]
+      service: errs
+  middlewares:
+    main-strip:
+      stripPrefix:
+        prefixes: [/errs]
+    main-mark:
+      headers:
+        customResponseHeaders:
+          X-Pass: main
+          X-Main: "yes"
+    fb-path:
+      replacePath:
+        path: /sorry
+    fb-mark:
+      headers:
+        customResponseHeaders:
+          X-Pass: fallback
+  services:
+    errs:
+      failover:
+        service: main
+        fallback: fb
+        errors:
+          status: ["500-599"]
+    main:
+      middlewares: [main-strip, main-mark]
+      loadBalancer:
+        servers:
+          - url: "http://{}"
+    fb:
+      middlewares: [fb-path, fb-mark]
+      loadBalancer:
+        servers:
+          - url: "http://{}"
+"#,
+        main.addr, fb.addr
+    );
+    let twin = serve_twice(dir.path(), traefik.as_deref(), &dynamic, &["errs"]);
+    let probe = |target| Probe {
+        method: "POST",
+        target,
+        headers: &[("content-type", "text/plain")],
+        compare: &["x-pass", "x-main"],
+        body: b"hello",
+    };
+    let passed = agree(&twin, &probe("/errs/a?status=201"));
+    assert_eq!(passed.status, 201);
+    assert_eq!(passed.text(), "main POST /a?status=201 len=5 cl=5");
+    assert_eq!(passed.header("x-pass"), Some("main"));
+    let replayed = agree(&twin, &probe("/errs/a?status=503"));
+    assert_eq!(replayed.status, 200);
+    assert_eq!(replayed.text(), "fb POST /sorry?status=503 len=5 cl=5");
+    assert_eq!(replayed.header("x-pass"), Some("fallback"));
+    assert_eq!(replayed.header("x-main"), None);
+}

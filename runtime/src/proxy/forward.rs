@@ -47,6 +47,14 @@ pub(crate) struct Outbound<'a> {
     pub(crate) append_for: bool,
 }
 
+/// Where a pick sends a request: a server, or a service with middlewares of its own that run
+/// first ([`Pick::Chained`]).
+#[derive(Debug)]
+enum Target {
+    Server(ServerRef),
+    Chained(ServiceId),
+}
+
 /// True for requests that may be sent again when the first server could not be reached: safe
 /// methods without a body (nothing was consumed, repeating cannot change state).
 fn retryable(method: &http::Method, fields: &strict::Fields) -> bool {
@@ -101,8 +109,9 @@ impl Runtime {
         if sticky {
             via.cookies = crate::upstream::sticky::cookies(req.headers());
         }
-        let server = match self.upstreams.pick_holding(out.service, &mut via).await {
-            Pick::Server(s) => s,
+        let target = match self.upstreams.pick_holding(out.service, &mut via).await {
+            Pick::Server(s) => Target::Server(s),
+            Pick::Chained(node) => Target::Chained(node),
             Pick::NoAvailableServer => {
                 // Traefik's answer, plus when to try again: health is re-checked every 250 ms
                 // by default, so a second is a fair bet (clients and crawlers honour it).
@@ -114,18 +123,30 @@ impl Runtime {
             Pick::UnknownService => {
                 return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
             }
-            // Boxed: the service's chain runs the request path again (recursion).
-            Pick::Chained(node) => {
-                return Box::pin(self.through_service(node, out, forwarded, req, &via)).await;
-            }
         };
         if via.failovers_taken().next().is_some() {
             // Boxed: the replay's state would enlarge every request's future.
-            return Box::pin(self.forward_replaying(out, forwarded, req, via, server)).await;
+            return Box::pin(self.forward_replaying(out, forwarded, req, via, target)).await;
         }
-        self.forward_to(out, forwarded, req, via, server, false)
-            .await
-            .0
+        match target {
+            Target::Server(server) => {
+                self.forward_to(out, forwarded, req, via, server, false)
+                    .await
+                    .0
+            }
+            // Boxed: the service's chain runs the request path again (recursion).
+            Target::Chained(node) => {
+                let mut out = out;
+                let slots = std::mem::take(&mut out.slots);
+                let resp =
+                    Box::pin(self.through_service(node, &out, forwarded, req, &via, false)).await;
+                if slots.is_empty() {
+                    resp
+                } else {
+                    resp.map(|b| crate::body::Held::wrap(b, slots))
+                }
+            }
+        }
     }
 
     /// A service below the router's with middlewares of its own (Traefik v3.7), which the pick
@@ -134,16 +155,29 @@ impl Runtime {
     /// wraps each service's handler in its chain); then the pick goes on from that service.
     /// The cookies of sticky weighted services above it go first, as Traefik writes them
     /// before calling the child.
+    /// `quiet`: the answer may be replaced (a failover's `errors` above), so the interim
+    /// responses of what the chain reaches stay here.
     pub(crate) async fn through_service(
         &self,
         node: ServiceId,
-        out: Outbound<'_>,
+        out: &Outbound<'_>,
         forwarded: Forwarded,
         req: Request<RequestBody>,
         via: &Via,
+        quiet: bool,
     ) -> Response<Body> {
         let Some(router) = self.service_router(node) else {
             return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
+        };
+        let quiet_peer;
+        let peer = if quiet && out.peer.interims.is_some() {
+            quiet_peer = Peer {
+                interims: None,
+                ..out.peer.clone()
+            };
+            &quiet_peer
+        } else {
+            out.peer
         };
         let host = out.host.and_then(|h| h.to_str().ok());
         let mut ctx = crate::middleware::RequestCtx::new(
@@ -158,7 +192,7 @@ impl Runtime {
         ctx.client_certs = out.peer.client_certs.as_deref();
         let at = super::Here {
             entry: out.entry,
-            peer: out.peer,
+            peer,
             host: out.host,
             tls: out.tls,
             upgrade: out.upgrade,
@@ -178,11 +212,7 @@ impl Runtime {
                 fields.append(header::SET_COOKIE, cookie);
             }
         }
-        if out.slots.is_empty() {
-            resp
-        } else {
-            resp.map(|b| crate::body::Held::wrap(b, out.slots))
-        }
+        resp
     }
 
     /// Forwards the request to `server`, picked by `via`, and its retries; `quiet`: its interim
@@ -282,7 +312,7 @@ impl Runtime {
         forwarded: Forwarded,
         req: Request<RequestBody>,
         mut via: Via,
-        mut server: ServerRef,
+        mut target: Target,
     ) -> Response<Body> {
         use crate::middleware::buffering as buf;
         let limit = via
@@ -328,10 +358,21 @@ impl Runtime {
             let taken: Vec<usize> = via.failovers_taken().collect();
             let quiet = !taken.is_empty();
             let previous = via.clone();
-            let (resp, back) = self
-                .forward_to(out, forwarded.clone(), copy, via, server, quiet)
-                .await;
-            out = back;
+            let resp = match target {
+                Target::Server(server) => {
+                    let (resp, back) = self
+                        .forward_to(out, forwarded.clone(), copy, via, server, quiet)
+                        .await;
+                    out = back;
+                    resp
+                }
+                // A service with middlewares of its own: they run on each pass, as Traefik's
+                // failover calls the fallback's whole handler.
+                Target::Chained(node) => {
+                    Box::pin(self.through_service(node, &out, forwarded.clone(), copy, &via, quiet))
+                        .await
+                }
+            };
             let status = resp.status().as_u16();
             let replayed = taken.into_iter().find(|n| {
                 self.upstreams
@@ -351,15 +392,14 @@ impl Runtime {
             );
             drop(resp);
             via = previous.replaying(node);
-            server = match self.upstreams.pick_holding(out.service, &mut via).await {
-                Pick::Server(s) => s,
+            target = match self.upstreams.pick_holding(out.service, &mut via).await {
+                Pick::Server(s) => Target::Server(s),
+                Pick::Chained(n) => Target::Chained(n),
                 // As Traefik's failover when its fallback is down.
                 Pick::NoAvailableServer => {
                     return text(StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable\n");
                 }
-                // The plan checker refuses middlewares below a failover service with
-                // `errors`: the replay cannot run them again.
-                Pick::UnknownService | Pick::Chained(_) => {
+                Pick::UnknownService => {
                     return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
                 }
             };

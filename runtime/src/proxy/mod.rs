@@ -656,7 +656,8 @@ impl Runtime {
         // A page service with middlewares of its own runs them first, as Traefik builds it.
         if self.service_router(service).is_some() {
             let via = crate::upstream::Via::default();
-            return Box::pin(self.through_service(service, out, e.forwarded, req, &via)).await;
+            return Box::pin(self.through_service(service, &out, e.forwarded, req, &via, false))
+                .await;
         }
         self.forward(out, e.forwarded, req).await
     }
