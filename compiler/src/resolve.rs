@@ -1271,7 +1271,6 @@ impl Resolver<'_> {
         &mut self,
         mw_index: &BTreeMap<String, Vec<String>>,
     ) -> BTreeMap<String, plan::Service> {
-        let refused_below = self.middlewares_refused_below();
         let mut out = BTreeMap::new();
         for found in self.symbols.in_reading_order::<dy::Service>(self.loaded) {
             let (fi, name, s) = (found.file, found.name, found.value);
@@ -1291,13 +1290,6 @@ impl Resolver<'_> {
                         );
                     }
                 }
-            }
-            if !middlewares.is_empty()
-                && let Some(why) = refused_below.get(name)
-            {
-                let p = format!("{base}/middlewares");
-                let span = self.key_span(fi, &p);
-                self.error(span, p, format!("service `{name}`: middlewares of a service {why} are valid Traefik, but not supported by bridgectl yet (below weighted, highestRandomWeight and failover services they are served)"));
             }
             let strip = |n: &Option<String>| plan_name(n.as_deref().unwrap_or_default()).to_owned();
             let weighted_refs =
@@ -1729,65 +1721,6 @@ impl Resolver<'_> {
                     source,
                 },
             );
-        }
-        out
-    }
-
-    /// Services whose own middlewares bridge-runtime cannot run where they are, with why: a
-    /// mirror of a mirroring service, or any service below a mirroring service (its copies are
-    /// taken where the server is picked, after such middlewares, and sent without those of a
-    /// mirror service). Elsewhere in a service tree (weighted, highestRandomWeight, failover)
-    /// they are served.
-    fn middlewares_refused_below(&self) -> BTreeMap<String, String> {
-        let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut roots: Vec<(String, String)> = Vec::new();
-        for found in self.symbols.in_reading_order::<dy::Service>(self.loaded) {
-            let (name, s) = (found.name, found.value);
-            let mut kids: Vec<String> = Vec::new();
-            let mut add = |n: &Option<String>| {
-                if let Some(n) = n {
-                    kids.push(plan_name(n).to_owned());
-                }
-            };
-            for w in s.weighted.iter().flat_map(|w| w.services.iter().flatten()) {
-                add(&w.name);
-            }
-            for w in s
-                .highest_random_weight
-                .iter()
-                .flat_map(|w| w.services.iter().flatten())
-            {
-                add(&w.name);
-            }
-            if let Some(f) = &s.failover {
-                add(&f.service);
-                add(&f.fallback);
-            }
-            if let Some(m) = &s.mirroring {
-                add(&m.service);
-                let why = format!("below mirroring service `{name}`");
-                if let Some(main) = &m.service {
-                    roots.push((plan_name(main).to_owned(), why.clone()));
-                }
-                for r in m.mirrors.iter().flatten() {
-                    add(&r.name);
-                    if let Some(mirror) = &r.name {
-                        roots.push((plan_name(mirror).to_owned(), why.clone()));
-                    }
-                }
-            }
-            children.insert(name.to_owned(), kids);
-        }
-        let mut out: BTreeMap<String, String> = BTreeMap::new();
-        for (root, why) in roots {
-            let mut todo = vec![root];
-            while let Some(n) = todo.pop() {
-                if out.contains_key(&n) {
-                    continue;
-                }
-                todo.extend(children.get(&n).into_iter().flatten().cloned());
-                out.insert(n, why.clone());
-            }
         }
         out
     }

@@ -111,7 +111,7 @@ pub async fn serve_with(
     let plan = Arc::new(plan);
     let mut first = Runtime::new(plan.clone(), resolve.clone())?;
     first.peer = peer.map(|url| Arc::new(crate::peer::Peer::new(url)));
-    let runtime = Arc::new(first);
+    let runtime = first.shared();
     crate::notify::check_activated(plan.entrypoints.keys().map(String::as_str))?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut checker = start_checks(&runtime);
@@ -328,7 +328,7 @@ async fn reload(
         return Err("the new plan changes entry points, their addresses or their connection settings (readTimeout, idleTimeout, the header read bound, requestAcceptGraceTimeout, maxHeaderBytes, keep-alive and HTTP/2 limits, http3 on or off); restart bridge-runtime to apply it".into());
     }
     let hash = plan.hash.clone();
-    let next = Arc::new(Runtime::reload(&old, Arc::new(plan), resolve)?);
+    let next = Runtime::reload(&old, Arc::new(plan), resolve)?.shared();
     let carried = next.carry_health_from(&old);
     let checks = start_checks(&next);
     // Servers new to this plan are probed before they get traffic.

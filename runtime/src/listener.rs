@@ -581,7 +581,9 @@ mod size_probe {
             let addr = l.local_addr().unwrap();
             let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
             let plan = Arc::new(bridge_plan::Plan::example());
-            let runtime = Arc::new(crate::Runtime::new(plan, Default::default()).unwrap());
+            let runtime = crate::Runtime::new(plan, Default::default())
+                .unwrap()
+                .shared();
             let (_tx, rx) = tokio::sync::watch::channel(());
             let graceful = hyper_util::server::graceful::GracefulShutdown::new();
             let conn = super::Conn {

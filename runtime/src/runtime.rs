@@ -112,6 +112,9 @@ pub struct Runtime {
     /// The other appliance of a pair (`--peer`), watched for the plan it serves (kept across
     /// reloads).
     pub(crate) peer: Option<Arc<crate::peer::Peer>>,
+    /// This runtime, once shared ([`Runtime::shared`]): mirror copies that go through a
+    /// service's middlewares run in a task of their own, which holds it.
+    pub(crate) this: std::sync::Weak<Self>,
 }
 
 /// An entry point, by its position among the plan's entry points (stable across reloads, which
@@ -286,8 +289,7 @@ impl Runtime {
         resolve: &HashMap<String, IpAddr>,
         old: Option<&Self>,
     ) -> Result<Self, ServeError> {
-        let mut unsupported = crate::proxy::mirror::too_deep(&plan);
-        unsupported.extend(chains_out_of_reach(&plan));
+        let unsupported = crate::proxy::mirror::too_deep(&plan);
         if !unsupported.is_empty() {
             return Err(ServeError::Unsupported(unsupported));
         }
@@ -348,6 +350,7 @@ impl Runtime {
         let plan_hash_value = HeaderValue::from_str(&plan.hash)
             .unwrap_or_else(|_| HeaderValue::from_static("unknown"));
         Ok(Self {
+            this: std::sync::Weak::new(),
             peer,
             plan_hash_value,
             acme,
@@ -365,6 +368,15 @@ impl Runtime {
                 .unwrap_or_else(|_| HeaderValue::from_static("bridge-runtime")),
             started: crate::observe::rfc3339_now(),
             observer,
+        })
+    }
+
+    /// This runtime behind an `Arc`, knowing itself (see [`Runtime::this`]).
+    pub fn shared(self) -> Arc<Self> {
+        Arc::new_cyclic(|this| {
+            let mut me = self;
+            me.this = this.clone();
+            me
         })
     }
 
@@ -459,57 +471,6 @@ impl Runtime {
         }
         carried
     }
-}
-
-/// Services with middlewares of their own where this runtime cannot run them: below a
-/// mirroring service (its copies are taken where the server is picked, after such middlewares,
-/// and sent without those of a mirror service). `build` refuses the same.
-fn chains_out_of_reach(plan: &Plan) -> Vec<String> {
-    let mut roots: Vec<(&str, &str)> = Vec::new();
-    for (name, s) in &plan.services {
-        if let ServiceKind::Mirroring(m) = &s.kind {
-            roots.push((m.service.as_str(), name));
-            roots.extend(
-                m.mirrors
-                    .iter()
-                    .map(|x| (x.service.as_str(), name.as_str())),
-            );
-        }
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    while let Some((n, above)) = roots.pop() {
-        if !seen.insert(n) {
-            continue;
-        }
-        let Some(s) = plan.services.get(n) else {
-            continue;
-        };
-        if !s.middlewares.is_empty() {
-            out.push(format!(
-                "service `{n}`: middlewares of a service below the mirroring service `{above}`"
-            ));
-        }
-        match &s.kind {
-            ServiceKind::Weighted(w) => {
-                roots.extend(w.services.iter().map(|c| (c.service.as_str(), above)));
-            }
-            ServiceKind::HighestRandomWeight(h) => {
-                roots.extend(h.services.iter().map(|c| (c.service.as_str(), above)));
-            }
-            ServiceKind::Failover(f) => {
-                roots.push((f.service.as_str(), above));
-                roots.push((f.fallback.as_str(), above));
-            }
-            ServiceKind::Mirroring(m) => {
-                roots.push((m.service.as_str(), above));
-                roots.extend(m.mirrors.iter().map(|x| (x.service.as_str(), above)));
-            }
-            ServiceKind::LoadBalancer(_) => {}
-        }
-    }
-    out.sort();
-    out
 }
 
 /// One middleware of the plan, built.
@@ -846,70 +807,6 @@ mod preserve_path_tests {
             ("/hmi", "*", "/hmi/*"),
         ] {
             assert_eq!(join_path(prefix, pq), want, "{prefix} + {pq}");
-        }
-    }
-}
-
-#[cfg(test)]
-mod service_chain_tests {
-    use super::chains_out_of_reach;
-    use crate::upstream::tests::{lb, plan};
-    use bridge_plan::{Failover, Mirror, Mirroring, ServiceKind, Weighted, WeightedRef};
-
-    #[test]
-    fn middlewares_below_a_mirroring_service_are_refused_elsewhere_not() {
-        let weighted = |child: &str| {
-            ServiceKind::Weighted(Weighted {
-                services: vec![WeightedRef {
-                    service: child.into(),
-                    name: child.into(),
-                    weight: 1,
-                }],
-                health_check: false,
-                sticky: None,
-            })
-        };
-        let mut p = plan(vec![
-            ("a", lb(&[("http://a:1", 1)], None)),
-            ("b", lb(&[("http://b:1", 1)], None)),
-            ("w", weighted("a")),
-            (
-                "f",
-                ServiceKind::Failover(Failover {
-                    service: "w".into(),
-                    fallback: "b".into(),
-                    health_check: false,
-                    errors: None,
-                }),
-            ),
-        ]);
-        for s in ["a", "b", "w"] {
-            if let Some(svc) = p.services.get_mut(s) {
-                svc.middlewares = vec!["m".into()];
-            }
-        }
-        assert!(chains_out_of_reach(&p).is_empty());
-        // Below a mirroring service: the main service's subtree and the mirrors.
-        p.services.insert(
-            "copy".into(),
-            bridge_plan::Service {
-                middlewares: Vec::new(),
-                source: p.services["a"].source.clone(),
-                kind: ServiceKind::Mirroring(Mirroring {
-                    service: "w".into(),
-                    mirrors: vec![Mirror {
-                        service: "b".into(),
-                        percent: 10,
-                    }],
-                    mirror_body: true,
-                    max_body_size: None,
-                }),
-            },
-        );
-        let refused = chains_out_of_reach(&p);
-        assert_eq!(refused.len(), 3, "{refused:?}");
-        for s in ["`a`", "`b`", "`w`"] {
-            assert!(refused.iter().any(|r| r.contains(s)), "{s}: {refused:?}");
         }
     }
 }

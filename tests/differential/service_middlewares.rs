@@ -173,3 +173,87 @@ fn middlewares_of_services_below_weighted_and_failover_services_run_inside_the_r
         (200, "/maintenance - -")
     );
 }
+
+/// Middlewares below a mirroring service: the copy is taken where the mirroring service is,
+/// before the main service's middlewares, and goes through the mirror service's own
+/// middlewares; the main request through the main service's.
+#[test]
+fn mirror_copies_are_taken_before_the_main_service_s_middlewares_and_run_the_mirror_s() {
+    let oracle = oracle(
+        "mirror_copies_are_taken_before_the_main_service_s_middlewares_and_run_the_mirror_s",
+    );
+    let main = backend("main")
+        .answer(|r| Reply::ok(format!("main {}", r.path())))
+        .start();
+    let copy = backend("copy")
+        .answer(|r| Reply::ok(format!("copy {}", r.path())))
+        .start();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    shadowed:
+      rule: PathPrefix(`/`)
+      service: shadow
+  middlewares:
+    to-main:
+      addPrefix:
+        prefix: /main
+    to-copy:
+      addPrefix:
+        prefix: /copy
+  services:
+    shadow:
+      mirroring:
+        service: primary
+        mirrors:
+          - name: mirror
+            percent: 100
+    primary:
+      middlewares: [to-main]
+      loadBalancer:
+        servers:
+          - url: http://{}
+    mirror:
+      middlewares: [to-copy]
+      weighted:
+        services:
+          - name: mirror-lb
+            weight: 1
+    mirror-lb:
+      loadBalancer:
+        servers:
+          - url: http://{}
+"#,
+        main.addr, copy.addr
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &["shadowed"]);
+    let proxies = if oracle.is_some() { 2 } else { 1 };
+    let body = |target| {
+        agree(
+            &twin,
+            &Probe {
+                method: "POST",
+                target,
+                headers: &[],
+                compare: &[],
+                body: b"payload",
+            },
+        )
+        .text()
+    };
+    assert_eq!(body("/x"), "main /main/x");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while copy.seen().len() < proxies {
+        assert!(std::time::Instant::now() < deadline, "{:?}", copy.seen());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Each proxy's copy: the mirror's prefix only, the body whole.
+    for seen in copy.seen() {
+        let mut words = seen.split(' ');
+        assert_eq!(words.next(), Some("POST"), "{seen}");
+        assert_eq!(words.next(), Some("/copy/x"), "{seen}");
+        assert!(seen.ends_with(" payload"), "{seen}");
+    }
+    assert_eq!(copy.seen().len(), proxies);
+}

@@ -169,6 +169,13 @@ impl Runtime {
         let Some(router) = self.service_router(node) else {
             return text(StatusCode::INTERNAL_SERVER_ERROR, "unknown service\n");
         };
+        // Mirroring services the pick went through copy the request as it reached them, before
+        // this service's middlewares (Traefik's mirror copies, then calls its main handler).
+        let req = if via.is_empty() || out.upgrade {
+            req
+        } else {
+            self.mirror_before_chain(via, out, &forwarded, req)
+        };
         let quiet_peer;
         let peer = if quiet && out.peer.interims.is_some() {
             quiet_peer = Peer {
@@ -213,6 +220,35 @@ impl Runtime {
             }
         }
         resp
+    }
+
+    /// The copies of the mirroring services in `via`, taken from `req` as it is now, with the
+    /// forwarding fields the proxy adds; the request goes on with its body teed to them.
+    fn mirror_before_chain(
+        &self,
+        via: &Via,
+        out: &Outbound<'_>,
+        forwarded: &Forwarded,
+        req: Request<RequestBody>,
+    ) -> Request<RequestBody> {
+        let (parts, body) = req.into_parts();
+        let mut fields = parts.headers.clone();
+        let mut f = forwarded.clone();
+        if out.append_for {
+            f.append_for(&mut fields, &out.peer.ip_value);
+        }
+        f.apply(&self.sources(out.host, out.peer), &mut fields);
+        let mut copy = Request::new(());
+        *copy.method_mut() = parts.method.clone();
+        *copy.headers_mut() = fields;
+        let (copy, ()) = copy.into_parts();
+        let mut body: Body = body.boxed();
+        for node in via.nodes() {
+            if let Some(m) = self.mirroring(node) {
+                body = super::mirror::fan_out(self, m, &copy, out, body).boxed();
+            }
+        }
+        Request::from_parts(parts, RequestBody::Translated(body))
     }
 
     /// Forwards the request to `server`, picked by `via`, and its retries; `quiet`: its interim
@@ -588,14 +624,7 @@ impl Runtime {
         a.via
             .nodes()
             .fold(body, |body, node| match self.mirroring(node) {
-                Some(m) => super::mirror::fan_out(
-                    self,
-                    m,
-                    &a.parts,
-                    a.out.host.and_then(|h| h.to_str().ok()),
-                    a.out.path_and_query,
-                    body,
-                ),
+                Some(m) => super::mirror::fan_out(self, m, &a.parts, &a.out, body).boxed_unsync(),
                 None => body,
             })
     }

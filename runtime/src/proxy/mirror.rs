@@ -9,9 +9,13 @@
 //!   `maxBodySize` is not mirrored at all (the request still reaches the main service whole), as
 //!   in Traefik. A body cut off (client gone, read timeout) is not mirrored. With `mirrorBody:
 //!   false` copies are sent at once, without a body.
-//! - Copies carry the same method, path (after middlewares), headers and `X-Forwarded-*` as the
-//!   main request, go to a server picked in the mirror service (none healthy: no copy), and their
-//!   answers are read and dropped. `Upgrade` requests are not mirrored.
+//! - Copies carry the same method, path (after the middlewares before the mirroring service),
+//!   headers and `X-Forwarded-*` as the request had where the mirroring service is (a service
+//!   with middlewares below it takes the copies before its chain runs), go to a server picked in
+//!   the mirror service (none healthy: no copy), and their answers are read and dropped. A mirror
+//!   service with middlewares on its way (its own, or a service's below it) gets its copy through
+//!   that service's request path instead, in the copy's task. `Upgrade` requests are not
+//!   mirrored.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -230,20 +234,99 @@ pub(crate) fn too_deep(plan: &bridge_plan::Plan) -> Vec<String> {
 /// A mirrored copy is abandoned when its answer has not been read completely within this long.
 const MIRROR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Where one copy goes.
+enum CopyTo {
+    /// Straight to a server of a mirror service without middlewares on the way.
+    Server {
+        /// Boxed: a client is large, and most copies are few.
+        client: Box<crate::transport::ServerClient<crate::body::ReqBody>>,
+        uri: String,
+        host_value: String,
+        url: String,
+    },
+    /// Through the request path of a mirror service that has middlewares of its own (or a
+    /// service below it has): its chain runs on the copy, as Traefik runs the mirror's handler.
+    Service(crate::upstream::ServiceId),
+}
+
+/// What a copy through a service's middlewares needs, owned by the task that sends it.
+struct CopyPath {
+    rt: Arc<crate::runtime::Runtime>,
+    /// The entry point, by position.
+    entry: usize,
+    /// The client, without its interim relay (a copy's answers go nowhere).
+    peer: super::Peer,
+    tls: bool,
+    host: Option<http::HeaderValue>,
+    path_and_query: String,
+}
+
+/// A body passed on as it is, or with a copy kept for the mirrors.
+#[derive(Debug)]
+pub(crate) enum Teed<B> {
+    Plain(B),
+    Tee(Tee<B>),
+}
+
+impl<B> Body for Teed<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            Self::Plain(b) => Pin::new(b)
+                .poll_frame(cx)
+                .map(|f| f.map(|r| r.map_err(Into::into))),
+            Self::Tee(t) => Pin::new(t).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Self::Plain(b) => b.is_end_stream(),
+            Self::Tee(t) => t.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Self::Plain(b) => b.size_hint(),
+            Self::Tee(t) => t.size_hint(),
+        }
+    }
+}
+
 /// For a request through mirroring service `m`: picks the mirrors this request is copied to and
-/// a server in each, and sends the copies from a task once the body is complete. Returns the
-/// body to forward to the main service.
-pub(crate) fn fan_out(
+/// a server in each (or, for a mirror service with middlewares on the way, the service itself),
+/// and sends the copies from a task once the body is complete. `parts` are the request's as the
+/// copies carry them; `out` says where it came from and its path. Returns the body to forward to
+/// the main service.
+pub(crate) fn fan_out<B>(
     rt: &crate::runtime::Runtime,
     m: &Mirroring,
     parts: &http::request::Parts,
-    host: Option<&str>,
-    path_and_query: &str,
-    body: crate::body::ReqBody,
-) -> crate::body::ReqBody {
+    out: &super::forward::Outbound<'_>,
+    body: B,
+) -> Teed<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     use http_body_util::BodyExt as _;
+    let host = out.host.and_then(|h| h.to_str().ok());
     let mut copies = Vec::new();
     for id in m.select() {
+        if rt.upstreams.chains_from(id) {
+            copies.push(CopyTo::Service(id));
+            continue;
+        }
         let crate::upstream::Pick::Server(server) = rt.upstreams.pick_id(id) else {
             continue; // no healthy server: no copy
         };
@@ -257,26 +340,49 @@ pub(crate) fn fan_out(
         let uri = format!(
             "http://{}{}",
             target.addr.connect,
-            target.target(path_and_query)
+            target.target(out.path_and_query)
         );
-        copies.push((
-            target.client.clone(),
+        copies.push(CopyTo::Server {
+            client: Box::new(target.client.clone()),
             uri,
             host_value,
-            server.url().to_owned(),
-        ));
+            url: server.url().to_owned(),
+        });
     }
     if copies.is_empty() {
-        return body;
+        return Teed::Plain(body);
     }
+    let path = if copies.iter().any(|c| matches!(c, CopyTo::Service(_))) {
+        let shared = rt.this.upgrade();
+        let entry = rt.entries.iter().position(|e| std::ptr::eq(e, out.entry));
+        match (shared, entry) {
+            (Some(rt), Some(entry)) => Some(CopyPath {
+                rt,
+                entry,
+                peer: super::Peer {
+                    interims: None,
+                    ..out.peer.clone()
+                },
+                tls: out.tls,
+                host: out.host.cloned(),
+                path_and_query: out.path_and_query.to_owned(),
+            }),
+            _ => {
+                tracing::debug!("mirror: the runtime is not shared; no copy through middlewares");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let (method, mut headers) = (parts.method.clone(), parts.headers.clone());
     headers.remove(http::header::CONTENT_LENGTH);
     headers.remove(http::header::TRANSFER_ENCODING);
     let (body, done) = if m.mirror_body {
         let (tee, rx) = Tee::new(body, m.max_body_size);
-        (tee.boxed_unsync(), Some(rx))
+        (Teed::Tee(tee), Some(rx))
     } else {
-        (body, None)
+        (Teed::Plain(body), None)
     };
     tokio::spawn(async move {
         let copy = match done {
@@ -286,41 +392,127 @@ pub(crate) fn fan_out(
             },
             None => Bytes::new(),
         };
-        for (client, uri, host_value, url) in copies {
-            let Ok(uri) = uri.parse::<http::Uri>() else {
-                continue;
-            };
-            let mut req = http::Request::new(crate::body::full_request(copy.clone()));
-            *req.method_mut() = method.clone();
-            *req.uri_mut() = uri;
-            *req.headers_mut() = headers.clone();
-            if let Ok(v) = http::HeaderValue::from_str(&host_value) {
-                req.headers_mut().insert(http::header::HOST, v);
-            }
-            let sent = async {
-                let resp = client.send(req, false, None).await?;
-                // Read and drop the answer, so the connection can be reused.
-                let mut b = resp.into_body();
-                while let Some(frame) = b.frame().await {
-                    if frame.is_err() {
-                        break;
+        for to in copies {
+            match to {
+                CopyTo::Server {
+                    client,
+                    uri,
+                    host_value,
+                    url,
+                } => {
+                    let Ok(uri) = uri.parse::<http::Uri>() else {
+                        continue;
+                    };
+                    let mut req = http::Request::new(crate::body::full_request(copy.clone()));
+                    *req.method_mut() = method.clone();
+                    *req.uri_mut() = uri;
+                    *req.headers_mut() = headers.clone();
+                    if let Ok(v) = http::HeaderValue::from_str(&host_value) {
+                        req.headers_mut().insert(http::header::HOST, v);
+                    }
+                    let sent = async {
+                        let resp = client.send(req, false, None).await?;
+                        // Read and drop the answer, so the connection can be reused.
+                        let mut b = resp.into_body();
+                        while let Some(frame) = b.frame().await {
+                            if frame.is_err() {
+                                break;
+                            }
+                        }
+                        Ok::<_, crate::transport::SendError>(())
+                    };
+                    match tokio::time::timeout(MIRROR_TIMEOUT, sent).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            tracing::warn!("mirror → {url}: {}", crate::transport::error_text(&e));
+                        }
+                        Err(_) => tracing::warn!(
+                            "mirror → {url}: no complete answer within {} s",
+                            MIRROR_TIMEOUT.as_secs()
+                        ),
                     }
                 }
-                Ok::<_, crate::transport::SendError>(())
-            };
-            match tokio::time::timeout(MIRROR_TIMEOUT, sent).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    tracing::warn!("mirror → {url}: {}", crate::transport::error_text(&e));
+                CopyTo::Service(id) => {
+                    let Some(path) = &path else { continue };
+                    let served = through_path(path, id, &method, &headers, copy.clone());
+                    if tokio::time::timeout(MIRROR_TIMEOUT, served).await.is_err() {
+                        tracing::warn!(
+                            "mirror → a service with middlewares: no complete answer within {} s",
+                            MIRROR_TIMEOUT.as_secs()
+                        );
+                    }
                 }
-                Err(_) => tracing::warn!(
-                    "mirror → {url}: no complete answer within {} s",
-                    MIRROR_TIMEOUT.as_secs()
-                ),
             }
         }
     });
     body
+}
+
+/// One copy through mirror service `id`'s request path (its middlewares, its pick, its server);
+/// the answer is read and dropped.
+async fn through_path(
+    path: &CopyPath,
+    id: crate::upstream::ServiceId,
+    method: &http::Method,
+    headers: &http::HeaderMap,
+    body: Bytes,
+) {
+    use http_body_util::BodyExt as _;
+    let rt = &*path.rt;
+    let Some(entry) = rt.entries.get(path.entry) else {
+        return;
+    };
+    let Ok(uri) = path.path_and_query.parse::<http::Uri>() else {
+        return;
+    };
+    let mut req = http::Request::new(crate::http1::server::RequestBody::Buffered(
+        (!body.is_empty()).then_some(body),
+    ));
+    *req.method_mut() = method.clone();
+    *req.uri_mut() = uri;
+    *req.headers_mut() = headers.clone();
+    if let Some(len) = req_len(&req) {
+        req.headers_mut()
+            .insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(len));
+    }
+    let fields = super::strict::Fields::of(req.headers());
+    let out = super::forward::Outbound {
+        service: id,
+        service_name: "",
+        peer: &path.peer,
+        entry,
+        tls: path.tls,
+        host: path.host.as_ref(),
+        path_and_query: &path.path_and_query,
+        retry: crate::middleware::retry::Retry::DEFAULT,
+        upgrade: false,
+        fields: &fields,
+        slots: Vec::new(),
+        // The copy's fields are the main request's: the proxy's forwarding fields are in.
+        append_for: false,
+    };
+    let forwarded = super::forwarded_headers::Forwarded::default();
+    let resp = if rt.service_router(id).is_some() {
+        let via = crate::upstream::Via::default();
+        Box::pin(rt.through_service(id, &out, forwarded, req, &via, true)).await
+    } else {
+        Box::pin(rt.forward(out, forwarded, req)).await
+    };
+    let mut b = resp.into_body();
+    while let Some(frame) = b.frame().await {
+        if frame.is_err() {
+            break;
+        }
+    }
+}
+
+/// The length of a copy's stored body, for its `Content-Length` (none for a bodiless copy of a
+/// request that had none).
+fn req_len(req: &http::Request<crate::http1::server::RequestBody>) -> Option<u64> {
+    match req.body() {
+        crate::http1::server::RequestBody::Buffered(Some(b)) => Some(b.len() as u64),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -431,6 +431,9 @@ struct Inner {
     /// Per service node: it has middlewares of its own, so a pick that reaches it from above
     /// stops there ([`Pick::Chained`]).
     chained: Vec<bool>,
+    /// Per service node: it, or a service a pick from it can reach, has middlewares of its
+    /// own (a mirror copy to it goes through the request path, not straight to a server).
+    chains_from: Vec<bool>,
 }
 
 #[derive(Debug)]
@@ -610,6 +613,26 @@ impl SmoothWrr {
 }
 
 /// Whether a sticky load balancer is reachable from `node`.
+/// Whether `node`, or a service a pick from it can reach, has middlewares of its own.
+fn node_chains(nodes: &[ServiceNode], chained: &[bool], node: usize, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    if chained.get(node).copied().unwrap_or(false) {
+        return true;
+    }
+    let below = |n: usize| node_chains(nodes, chained, n, depth + 1);
+    match nodes.get(node).map(|n| &n.kind) {
+        Some(NodeKind::Weighted { children, .. }) => children.iter().any(|(c, _)| below(*c)),
+        Some(NodeKind::Failover { main, fallback, .. }) => below(*main) || below(*fallback),
+        Some(NodeKind::Mirroring { main }) => below(*main),
+        Some(NodeKind::HighestRandomWeight { children, .. }) => {
+            children.iter().any(|(c, _, _)| below(*c))
+        }
+        Some(NodeKind::LoadBalancer(_)) | None => false,
+    }
+}
+
 fn node_sticky(nodes: &[ServiceNode], node: usize, depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return false;
@@ -786,10 +809,13 @@ impl Upstreams {
         let counts_load = nodes
             .iter()
             .any(|n| matches!(&n.kind, NodeKind::LoadBalancer(lb) if lb.load.is_some()));
-        let chained = plan
+        let chained: Vec<bool> = plan
             .services
             .values()
             .map(|s| !s.middlewares.is_empty())
+            .collect();
+        let chains_from = (0..nodes.len())
+            .map(|n| node_chains(&nodes, &chained, n, 0))
             .collect();
         Ok(Self {
             inner: Arc::new(Inner {
@@ -799,9 +825,15 @@ impl Upstreams {
                 sticky,
                 counts_load,
                 chained,
+                chains_from,
                 generation: AtomicU64::new(0),
             }),
         })
+    }
+
+    /// Whether `id`, or a service a pick from it can reach, has middlewares of its own.
+    pub(crate) fn chains_from(&self, id: ServiceId) -> bool {
+        self.inner.chains_from.get(id.0).copied().unwrap_or(false)
     }
 
     /// Whether a pick for `id` may read the request's cookies (a sticky load balancer is
