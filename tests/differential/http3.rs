@@ -113,3 +113,57 @@ fn http3_answers_as_traefik_does_and_tls_answers_announce_it() {
         assert_eq!(ours, theirs, "bridge-runtime and Traefik over HTTP/3");
     }
 }
+
+/// Traefik sets `Alt-Svc` before its handler runs: a server's own values come after it, and a
+/// `headers` middleware that removes the field removes the announcement too.
+#[test]
+fn alt_svc_comes_first_and_a_headers_middleware_may_remove_it() {
+    let oracle = oracle("alt_svc_comes_first_and_a_headers_middleware_may_remove_it");
+    let app = backend("app")
+        .answer(|_| {
+            let mut reply = Reply::ok("app");
+            reply.fields = "Alt-Svc: h2=\":9999\"\r\n".into();
+            reply
+        })
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new(dir.path());
+    ca.issue(dir.path(), "h3", &["h3.test"]);
+    let crt = dir.path().join("h3.crt");
+    let key = dir.path().join("h3.key");
+    let dynamic = format!(
+        "http:\n  routers:\n    loud:\n      rule: Host(`h3.test`) && PathPrefix(`/loud`)\n      service: app\n    quiet:\n      rule: Host(`h3.test`) && PathPrefix(`/quiet`)\n      service: app\n      middlewares: [no-alt]\n  middlewares:\n    no-alt:\n      headers:\n        customResponseHeaders:\n          Alt-Svc: \"\"\n  services:\n    app:\n      loadBalancer:\n        servers:\n          - url: http://{}\n\
+         tls:\n  certificates:\n    - certFile: {}\n      keyFile: {}\n",
+        app.addr,
+        crt.display(),
+        key.display()
+    );
+    let twin = serve_twice_with(
+        dir.path(),
+        oracle.as_deref(),
+        &dynamic,
+        &["loud", "quiet"],
+        "    http:\n      tls: {}\n    http3:\n      advertisedPort: 8443\n",
+    );
+    let alt_svc = |head: &str| -> Vec<String> {
+        head.split("\r\n")
+            .filter_map(|l| l.strip_prefix("alt-svc: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for (who, addr) in twin.targets() {
+        let loud = alt_svc(&tls_head(addr, "h3.test", "/loud"));
+        let quiet = alt_svc(&tls_head(addr, "h3.test", "/quiet"));
+        assert_eq!(
+            loud,
+            ["h3=\":8443\"; ma=2592000", "h2=\":9999\""],
+            "{who}: /loud"
+        );
+        assert!(quiet.is_empty(), "{who}: /quiet: {quiet:?}");
+        seen.push((loud, quiet));
+    }
+    if seen.len() == 2 {
+        assert_eq!(seen[0], seen[1], "bridge-runtime and Traefik");
+    }
+}

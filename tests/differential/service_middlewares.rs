@@ -257,3 +257,75 @@ fn mirror_copies_are_taken_before_the_main_service_s_middlewares_and_run_the_mir
     }
     assert_eq!(copy.seen().len(), proxies);
 }
+
+/// An `errors` middleware's page service with middlewares of its own runs them on the page
+/// request, as Traefik builds the page service's handler.
+#[test]
+fn an_error_page_service_runs_its_own_middlewares() {
+    let oracle = oracle("an_error_page_service_runs_its_own_middlewares");
+    let app = backend("app")
+        .answer(|r| {
+            if r.path().starts_with("/pages/") {
+                Reply::ok(format!(
+                    "page {} via={}",
+                    r.path(),
+                    r.header("x-page-chain").unwrap_or("-")
+                ))
+            } else {
+                let mut reply = Reply::ok("broken");
+                reply.status = "503 Service Unavailable".into();
+                reply
+            }
+        })
+        .start();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    site:
+      rule: PathPrefix(`/`)
+      service: app
+      middlewares: [pages]
+  middlewares:
+    pages:
+      errors:
+        status: ["500-599"]
+        service: page-service
+        query: /{{status}}.html
+    page-prefix:
+      addPrefix:
+        prefix: /pages
+    page-mark:
+      headers:
+        customRequestHeaders:
+          X-Page-Chain: "yes"
+        customResponseHeaders:
+          X-Page: "yes"
+  services:
+    app:
+      loadBalancer:
+        servers:
+          - url: http://{addr}
+    page-service:
+      middlewares: [page-prefix, page-mark]
+      loadBalancer:
+        servers:
+          - url: http://{addr}
+"#,
+        addr = app.addr
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &["site"]);
+    let page = agree(
+        &twin,
+        &Probe {
+            method: "GET",
+            target: "/anything",
+            headers: &[],
+            compare: &["x-page"],
+            body: b"",
+        },
+    );
+    assert_eq!(page.status, 503);
+    assert_eq!(page.text(), "page /pages/503.html via=yes");
+    assert_eq!(page.header("x-page"), Some("yes"));
+}

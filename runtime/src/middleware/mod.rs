@@ -217,6 +217,9 @@ impl<'a> RequestCtx<'a> {
 pub(crate) struct ResponseEdits<'a> {
     /// In chain order; applied in reverse.
     pub(crate) headers: Vec<HeadersEdit<'a>>,
+    /// The entry point's `Alt-Svc` value (HTTP/3), put before the answer's own values and the
+    /// edits, as Traefik sets it before its handler runs.
+    pub(crate) alt_svc: Option<http::HeaderValue>,
     /// In chain order; applied in reverse.
     pub(crate) stages: Vec<Stage<'a>>,
     /// A `contentType` middleware asked for Go's sniffing of an untyped answer (done last, as
@@ -256,6 +259,16 @@ pub(crate) struct ErrorsAt<'a> {
     pub(crate) forwarded: Forwarded,
 }
 
+/// Puts `value` first among the values of `name` (Go's `Header.Set` before the answer's own
+/// `Header.Add`s).
+pub(crate) fn prepend(fields: &mut HeaderMap, name: http::HeaderName, value: &http::HeaderValue) {
+    let rest: Vec<http::HeaderValue> = fields.get_all(&name).iter().cloned().collect();
+    fields.insert(name.clone(), value.clone());
+    for v in rest {
+        fields.append(name.clone(), v);
+    }
+}
+
 /// A `headers` middleware a request went through, with what it decided for the answer.
 #[derive(Debug)]
 pub(crate) struct HeadersEdit<'a> {
@@ -277,6 +290,17 @@ impl ResponseEdits<'_> {
             return;
         }
         self.apply_all(fields);
+    }
+
+    /// [`ResponseEdits::apply`] to an answer of the chain, with the entry point's `Alt-Svc`
+    /// first; the answer is marked so it is not added again.
+    #[inline]
+    pub(crate) fn apply_to<B>(&self, resp: &mut Response<B>) {
+        if let Some(v) = &self.alt_svc {
+            prepend(resp.headers_mut(), header::ALT_SVC, v);
+            resp.extensions_mut().insert(crate::proxy::AltSvcDone);
+        }
+        self.apply(resp.headers_mut());
     }
 
     fn apply_all(&self, fields: &mut HeaderMap) {

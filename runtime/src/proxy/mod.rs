@@ -109,6 +109,21 @@ fn put_path(req: &mut Request<RequestBody>, new_path: String) -> Result<(), Resp
     Ok(())
 }
 
+/// Marks an answer whose `Alt-Svc` the chain's response edits already decided.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AltSvcDone;
+
+/// `resp` with the entry point's `Alt-Svc` value before its own ones (Traefik sets it before
+/// its handler runs), unless the chain's response edits already put it (or took it away).
+fn with_alt_svc(mut resp: Response<Body>, alt_svc: Option<&HeaderValue>) -> Response<Body> {
+    if let Some(v) = alt_svc
+        && resp.extensions_mut().remove::<AltSvcDone>().is_none()
+    {
+        crate::middleware::prepend(resp.headers_mut(), http::header::ALT_SVC, v);
+    }
+    resp
+}
+
 /// What the arrive phase decided about a request before routing.
 #[derive(Debug)]
 pub(crate) struct Arrival {
@@ -121,6 +136,8 @@ pub(crate) struct Arrival {
     /// What the request's fields say about how it is carried (looked up again after a
     /// middleware changed the fields).
     pub(crate) fields: strict::Fields,
+    /// The entry point's `Alt-Svc` value for this answer (HTTP/3 announced).
+    pub(crate) alt_svc: Option<HeaderValue>,
 }
 
 /// Notes the router a request reached, for metrics and the access log: a parent router goes
@@ -164,7 +181,7 @@ macro_rules! chain_and_service {
                 // A middleware's own answer (401, 403, 429…) passes back through the ones
                 // before it, as in Traefik: their response headers apply to it too.
                 crate::middleware::Ran::Answered(mut answer) => {
-                    $ctx.response.apply(answer.headers_mut());
+                    $ctx.response.apply_to(&mut answer);
                     answer
                 }
                 crate::middleware::Ran::Buffer(b, rest) => {
@@ -172,7 +189,7 @@ macro_rules! chain_and_service {
                     let (mut resp, sniff) =
                         Box::pin($self.buffered(b, $router, $from + rest, $req, &$ctx, $at)).await;
                     $ctx.response.sniff |= sniff;
-                    $ctx.response.apply(resp.headers_mut());
+                    $ctx.response.apply_to(&mut resp);
                     if slots.is_empty() {
                         resp
                     } else {
@@ -237,7 +254,7 @@ macro_rules! chain_and_service {
                             }
                         },
                     };
-                    $ctx.response.apply(resp.headers_mut());
+                    $ctx.response.apply_to(&mut resp);
                     resp
                 }
             };
@@ -273,19 +290,22 @@ impl Runtime {
         let Some(entry) = self.entries.get(ep.0) else {
             return Box::pin(std::future::ready(not_found()));
         };
-        if !fields.plain_path
-            && let Err(refused) = with_entry_path(&mut req, entry.sanitize_path)
-        {
-            return Box::pin(std::future::ready(refused));
-        }
         // HTTP/3 is announced on answers over TLS on TCP (as Traefik: not over plain HTTP, and
-        // not over HTTP/3 itself).
+        // not over HTTP/3 itself), on every answer of the entry point's handler: Traefik sets
+        // the field before calling it, so the answer's own values come after it and a
+        // `headers` middleware may change or remove it (see [`with_alt_svc`]).
         let alt_svc = if tls && req.version() != http::Version::HTTP_3 {
             entry.alt_svc.clone()
         } else {
             None
         };
-        let arrival = self.arrive(entry, &peer, tls, &mut req, fields);
+        if !fields.plain_path
+            && let Err(refused) = with_entry_path(&mut req, entry.sanitize_path)
+        {
+            return Box::pin(std::future::ready(with_alt_svc(refused, alt_svc.as_ref())));
+        }
+        let mut arrival = self.arrive(entry, &peer, tls, &mut req, fields);
+        arrival.alt_svc = alt_svc.clone();
         let answer: Pin<Box<dyn Future<Output = Response<Body>> + Send>> =
             match self.observer.clone() {
                 None => Box::pin(self.respond(ep, peer, tls, req, arrival)),
@@ -293,11 +313,7 @@ impl Runtime {
             };
         match alt_svc {
             None => answer,
-            Some(value) => Box::pin(async move {
-                let mut resp = answer.await;
-                resp.headers_mut().append(http::header::ALT_SVC, value);
-                resp
-            }),
+            Some(value) => Box::pin(async move { with_alt_svc(answer.await, Some(&value)) }),
         }
     }
 
@@ -352,6 +368,7 @@ impl Runtime {
             upgrade,
             forwarded,
             fields,
+            alt_svc: None,
         }
     }
 
@@ -454,6 +471,7 @@ impl Runtime {
         let original_pq = req.uri().path_and_query().cloned();
         let pq = original_pq.as_ref().map_or("/", |p| p.as_str());
         let mut ctx = RequestCtx::new(tls, host, peer.addr.ip(), pq, arrival.forwarded);
+        ctx.response.alt_svc = arrival.alt_svc;
         ctx.sources = Some(self.sources(host_value.as_ref(), &peer));
         ctx.client_certs = peer.client_certs.as_deref();
         let upgrade = arrival.upgrade;
