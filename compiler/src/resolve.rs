@@ -819,6 +819,20 @@ impl Resolver<'_> {
                         ),
                         true,
                     ),
+                    query_semicolons: if http.and_then(|h| h.encode_query_semicolons) == Some(true)
+                    {
+                        plan::QuerySemicolons::Encode
+                    } else {
+                        plan::QuerySemicolons::Separate
+                    },
+                    // `check` refused any other value.
+                    underscore_headers: match http
+                        .and_then(|h| h.underscore_headers_strategy.as_deref())
+                    {
+                        Some("delete") => plan::UnderscoreHeaders::Delete,
+                        Some("reject") => plan::UnderscoreHeaders::Reject,
+                        _ => plan::UnderscoreHeaders::Keep,
+                    },
                     routers: Vec::new(),
                     source: self.provenance(sc.key_span(&base)),
                 },
@@ -870,6 +884,8 @@ impl Resolver<'_> {
                     connections: connection_limits(&Default::default()),
                     sanitize_path: crate::model::static_config::DEFAULT_SANITIZE_PATH,
                     encoded_characters: plan::EncodedCharacters { denied: Vec::new() },
+                    query_semicolons: plan::QuerySemicolons::Separate,
+                    underscore_headers: plan::UnderscoreHeaders::Keep,
                     routers: Vec::new(),
                     source: self.provenance(at),
                 },

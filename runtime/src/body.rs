@@ -124,13 +124,18 @@ pub(crate) fn go_status_text(status: StatusCode) -> &'static str {
     }
 }
 
-/// A canned plain-text answer of the proxy itself (`404 page not found\n`, `Bad Gateway`…),
-/// worded as Traefik words it.
+/// A canned plain-text answer of the proxy itself (`404 page not found\n`, `no available
+/// server\n`…), worded as Traefik words it and with the fields Go's `http.Error` sets.
 pub(crate) fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     let mut r = answer(status, Bytes::from_static(body.as_bytes()));
-    r.headers_mut().insert(
+    let fields = r.headers_mut();
+    fields.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    fields.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
     );
     r
 }

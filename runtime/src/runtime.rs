@@ -132,6 +132,10 @@ pub(crate) struct Entry {
     pub(crate) sanitize_path: bool,
     /// `http.encodedCharacters`: checked after routing, before the router's middlewares.
     pub(crate) encoded: crate::middleware::encoded_characters::Denied,
+    /// `http.encodeQuerySemicolons`: what a `;` in the query becomes before routing.
+    pub(crate) query_semicolons: bridge_plan::QuerySemicolons,
+    /// `http.underscoreHeadersStrategy`: fields named with `_`, before anything else.
+    pub(crate) underscore_headers: bridge_plan::UnderscoreHeaders,
     pub(crate) timeouts: bridge_plan::Timeouts,
     pub(crate) trust: Trust,
     /// `proxyProtocol`: the peers whose PROXY header is read.
@@ -725,6 +729,8 @@ fn entry(
         port: ep.port,
         sanitize_path: ep.sanitize_path,
         encoded: crate::middleware::encoded_characters::Denied::of(&ep.encoded_characters),
+        query_semicolons: ep.query_semicolons,
+        underscore_headers: ep.underscore_headers,
         timeouts: ep.timeouts.clone(),
         trust: Trust::new(&ep.forwarded_headers),
         proxy_protocol: ep.proxy_protocol.as_ref().map(Trust::new),

@@ -20,7 +20,7 @@ use crate::rule::{Matcher, Rule};
 ///
 /// It is bumped on every change that an older runtime could misread: a new, removed or renamed
 /// field, a changed meaning or unit. The runtime refuses any other version.
-pub const PLAN_VERSION: u32 = 26;
+pub const PLAN_VERSION: u32 = 27;
 
 /// A complete, sealed routing plan (the content of `plan.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,11 +236,44 @@ pub struct EntryPoint {
     /// `http.encodedCharacters`: checked after routing, before the router's middlewares; empty
     /// `denied` when the section is absent.
     pub encoded_characters: EncodedCharacters,
+    /// What becomes of a `;` in a request's query before routing (Traefik's
+    /// `http.encodeQuerySemicolons`): rules, middlewares and the server see the result.
+    pub query_semicolons: QuerySemicolons,
+    /// What becomes of request fields whose name holds `_` (Traefik's
+    /// `http.underscoreHeadersStrategy`), decided before anything else looks at the request.
+    pub underscore_headers: UnderscoreHeaders,
     /// Keys of the routers served here, in matching order: priority descending, then key ascending
     /// (bytewise). Exactly the routers whose `entrypoints` name this entry point.
     pub routers: Vec<String>,
     /// Where the entry point was defined.
     pub source: Provenance,
+}
+
+/// What an entry point does with a `;` in a request's query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum QuerySemicolons {
+    /// Each `;` becomes `&`, a parameter separator (Traefik's default, Go's
+    /// `AllowQuerySemicolons`): `?a=1;b=2` is forwarded as `?a=1&b=2`.
+    Separate,
+    /// Each `;` becomes `%3B`, part of a value (`encodeQuerySemicolons: true`): `?a=1;b=2` is
+    /// forwarded as `?a=1%3Bb=2`.
+    Encode,
+}
+
+/// What an entry point does with request fields whose name holds an underscore (which some
+/// servers read as a dash, so `X_User` could pass for `X-User`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum UnderscoreHeaders {
+    /// Handed on as they are (`keep`, the default).
+    Keep,
+    /// Removed from the request before routing (`delete`).
+    Delete,
+    /// The request is answered 400 `Bad Request` (`reject`).
+    Reject,
 }
 
 /// HTTP/3 on an entry point.
@@ -2968,6 +3001,8 @@ impl Plan {
             },
             sanitize_path: true,
             encoded_characters: EncodedCharacters { denied: vec![] },
+            query_semicolons: QuerySemicolons::Separate,
+            underscore_headers: UnderscoreHeaders::Keep,
             routers: vec![],
             source: source("traefik.yml", 2, 3),
         };

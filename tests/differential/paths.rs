@@ -227,3 +227,202 @@ fn preserve_path_puts_the_server_path_first_as_traefik_does() {
     let got = agree(&twin, &post);
     assert_eq!((got.status, got.text().as_str()), (200, "/hmi/k/p"));
 }
+
+/// Routers `q` (`/q` with `Query(b, 2)`) and `x` (`/x`), each answering its name, the target
+/// and the names of the request fields written with `_` the server received.
+fn query_and_fields_case() -> (String, [bridge_tests::backends::Backend; 2]) {
+    let echo = |name: &'static str| {
+        backend(name)
+            .answer(move |r| {
+                let mut underscored: Vec<String> = r
+                    .head
+                    .split("\r\n")
+                    .filter_map(|l| l.split_once(':'))
+                    .map(|(k, _)| k.trim().to_ascii_lowercase())
+                    .filter(|k| k.contains('_'))
+                    .collect();
+                underscored.sort();
+                Reply::ok(format!("{name} {} [{}]", r.target, underscored.join(" ")))
+            })
+            .start()
+    };
+    let (q, x) = (echo("q"), echo("x"));
+    let dynamic = format!(
+        r#"http:
+  routers:
+    q:
+      rule: "PathPrefix(`/q`) && Query(`b`, `2`)"
+      entryPoints: [web]
+      service: q
+    x:
+      rule: "PathPrefix(`/`)"
+      entryPoints: [web]
+      service: x
+  services:
+    q:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{}"
+    x:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{}"
+"#,
+        q.port(),
+        x.port()
+    );
+    (dynamic, [q, x])
+}
+
+#[test]
+fn a_query_s_semicolons_separate_parameters_or_are_encoded_as_traefik_hands_them_on() {
+    let oracle =
+        oracle("a_query_s_semicolons_separate_parameters_or_are_encoded_as_traefik_hands_them_on");
+    let (dynamic, _backends) = query_and_fields_case();
+    let dir = tempfile::tempdir().unwrap();
+    // By default a `;` is a parameter separator, for the rules and for the server alike.
+    let twin = serve_twice(dir.path(), oracle.as_deref(), &dynamic, &["q", "x"]);
+    for (target, want) in [
+        ("/q?a=1;b=2", "q /q?a=1&b=2 []"),
+        ("/q?a;b=2", "q /q?a&b=2 []"),
+        ("/q?b=2;", "q /q?b=2& []"),
+        ("/q?a=1;;b=3", "x /q?a=1&&b=3 []"),
+        ("/q?a=%3B&b=2", "q /q?a=%3B&b=2 []"),
+        ("/q/a;b?c=d", "x /q/a;b?c=d []"),
+    ] {
+        let got = agree(&twin, &Probe::get(target));
+        assert_eq!((got.status, got.text().as_str()), (200, want), "{target}");
+    }
+    // Fields written with `_` are handed on by default.
+    let kept = agree(
+        &twin,
+        &Probe {
+            headers: &[("X_User", "admin")],
+            ..Probe::get("/x")
+        },
+    );
+    assert_eq!(kept.text(), "x /x [x_user]");
+
+    let dir = tempfile::tempdir().unwrap();
+    let web = "    http:\n      encodeQuerySemicolons: true\n";
+    let twin = serve_twice_with(dir.path(), oracle.as_deref(), &dynamic, &["q", "x"], web);
+    for (target, want) in [
+        ("/q?a=1;b=2", "x /q?a=1%3Bb=2 []"),
+        ("/q?b=2;a=1", "x /q?b=2%3Ba=1 []"),
+        ("/q?a=1&b=2;", "x /q?a=1&b=2%3B []"),
+        ("/q?a=1&b=2", "q /q?a=1&b=2 []"),
+    ] {
+        let got = agree(&twin, &Probe::get(target));
+        assert_eq!((got.status, got.text().as_str()), (200, want), "{target}");
+    }
+}
+
+#[test]
+fn fields_named_with_underscores_are_deleted_or_refused_as_traefik_does() {
+    let oracle = oracle("fields_named_with_underscores_are_deleted_or_refused_as_traefik_does");
+    let (dynamic, _backends) = query_and_fields_case();
+    let dir = tempfile::tempdir().unwrap();
+    let web = "    http:\n      underscoreHeadersStrategy: delete\n";
+    let twin = serve_twice_with(dir.path(), oracle.as_deref(), &dynamic, &["q", "x"], web);
+    let got = agree(
+        &twin,
+        &Probe {
+            headers: &[("X_User", "admin"), ("X-Ok_", "1"), ("X-Kept", "1")],
+            ..Probe::get("/x")
+        },
+    );
+    assert_eq!((got.status, got.text().as_str()), (200, "x /x []"));
+    // Deleted before routing: a rule cannot match on them.
+    let dynamic_header_rule = dynamic.replace(
+        "PathPrefix(`/q`) && Query(`b`, `2`)",
+        "PathPrefix(`/q`) && Header(`X_Route`, `q`)",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let twin = serve_twice_with(
+        dir.path(),
+        oracle.as_deref(),
+        &dynamic_header_rule,
+        &["q", "x"],
+        web,
+    );
+    let got = agree(
+        &twin,
+        &Probe {
+            headers: &[("X_Route", "q")],
+            ..Probe::get("/q")
+        },
+    );
+    assert_eq!(got.text(), "x /q []");
+
+    let dir = tempfile::tempdir().unwrap();
+    let web = "    http:\n      underscoreHeadersStrategy: reject\n";
+    let twin = serve_twice_with(dir.path(), oracle.as_deref(), &dynamic, &["q", "x"], web);
+    let http_error = ["content-type", "x-content-type-options", "content-length"];
+    for (target, headers) in [
+        ("/x", &[("X_User", "admin")][..]),
+        ("/x", &[("X-Kept", "1"), ("a_", "1")][..]),
+    ] {
+        let got = agree(
+            &twin,
+            &Probe {
+                headers,
+                compare: &http_error,
+                ..Probe::get(target)
+            },
+        );
+        assert_eq!(
+            (got.status, got.text().as_str()),
+            (400, "Bad Request\n"),
+            "{target} {headers:?}"
+        );
+        assert_eq!(got.header("x-content-type-options"), Some("nosniff"));
+    }
+    // With a raw `#` too, both refuse; bridge-runtime's HTTP/1.1 parser refuses the fragment
+    // first, with its empty body (a documented difference).
+    for (who, addr) in twin.targets() {
+        let got = bridge_tests::traefik::fetch(addr, "GET", "/x#frag", &[("X_User", "a")], b"")
+            .unwrap_or_else(|e| panic!("{who}: {e}"));
+        assert_eq!(got.status, 400, "{who}");
+    }
+    let passed = agree(
+        &twin,
+        &Probe {
+            headers: &[("X-Kept", "1")],
+            ..Probe::get("/q?b=2")
+        },
+    );
+    assert_eq!(passed.text(), "q /q?b=2 []");
+}
+
+#[test]
+fn the_proxy_s_own_text_answers_carry_go_s_http_error_fields() {
+    let oracle = oracle("the_proxy_s_own_text_answers_carry_go_s_http_error_fields");
+    let dir = tempfile::tempdir().unwrap();
+    let dynamic = r#"http:
+  routers:
+    empty:
+      rule: "Path(`/empty`)"
+      entryPoints: [web]
+      service: empty
+  services:
+    empty:
+      loadBalancer:
+        servers: []
+"#;
+    let twin = serve_twice(dir.path(), oracle.as_deref(), dynamic, &["empty"]);
+    let compare = ["content-type", "x-content-type-options", "content-length"];
+    for (target, status, body) in [
+        ("/nowhere", 404, "404 page not found\n"),
+        ("/empty", 503, "no available server\n"),
+    ] {
+        let got = agree(
+            &twin,
+            &Probe {
+                compare: &compare,
+                ..Probe::get(target)
+            },
+        );
+        assert_eq!((got.status, got.text().as_str()), (status, body));
+        assert_eq!(got.header("x-content-type-options"), Some("nosniff"));
+    }
+}

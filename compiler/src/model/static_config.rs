@@ -348,9 +348,9 @@ pub struct EntryPointHttp {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoded_characters: Option<EncodedCharacters>,
 
-    /// URL-encodes semicolons in the query string (default false).
+    /// A `;` in a request's query becomes `%3B` (part of a value) instead of `&` (a parameter
+    /// separator, the default) before routing; the server sees the result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub encode_query_semicolons: Option<bool>,
 
     /// Removes `/./`, `/../` and duplicate slashes from request paths (default true).
@@ -361,9 +361,9 @@ pub struct EntryPointHttp {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_header_bytes: Option<i64>,
 
-    /// Handling of request headers with underscores: `keep`, `delete` or `reject`.
+    /// Request header fields whose name holds `_`: `keep` them (the default), `delete` them
+    /// before routing, or `reject` the request with 400.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub underscore_headers_strategy: Option<String>,
 }
 

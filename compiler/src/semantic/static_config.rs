@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::canon::escape;
 use crate::diag::{Code, did_you_mean};
 use crate::loaded::Section;
+use crate::model::static_config::UNDERSCORE_HEADERS_STRATEGIES;
 
 use super::{Ctx, parse_address, parse_ip_or_cidr, parse_status_range};
 
@@ -165,6 +166,27 @@ impl Ctx<'_> {
                             format!("{p}/scheme"),
                         );
                     }
+                }
+                if let Some(v) = &http.underscore_headers_strategy
+                    && !v.is_empty()
+                    && !UNDERSCORE_HEADERS_STRATEGIES.contains(&v.as_str())
+                {
+                    let p = format!("{base}/http/underscoreHeadersStrategy");
+                    let span = self.static_span(&p);
+                    self.err(
+                        Code::InvalidValue,
+                        format!(
+                            "`http.underscoreHeadersStrategy` `{v}` is not keep, delete or reject \
+                             (Traefik refuses to start)"
+                        ),
+                        span,
+                        p,
+                    )
+                    .hint = Some(
+                        "keep: handed on (the default); delete: removed before routing; \
+                         reject: the request is answered 400"
+                            .into(),
+                    );
                 }
                 if let Some(opts) = http.tls.as_ref().and_then(|t| t.options.clone()) {
                     self.tls_option_ref(&opts, None, &format!("{base}/http/tls/options"));

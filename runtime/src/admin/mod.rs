@@ -5,7 +5,7 @@
 
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri, header};
 
-use crate::body::{Body, full, not_found, text};
+use crate::body::{Body, full, not_found};
 use crate::runtime::{Entry, Runtime};
 
 pub(crate) mod api;
@@ -278,7 +278,8 @@ pub(crate) fn ping(
         let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
         crate::body::text_owned(status, status.canonical_reason().unwrap_or("").to_owned())
     } else {
-        text(StatusCode::OK, "OK")
+        // Traefik writes the status text itself: no `http.Error` fields (nosniff).
+        crate::body::text_owned(StatusCode::OK, "OK".to_owned())
     };
     resp.headers_mut()
         .insert(PLAN_HASH_FIELD, plan_hash.clone());

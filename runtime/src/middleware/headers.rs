@@ -179,12 +179,7 @@ impl Headers {
                 .iter()
                 .any(|a| a.as_bytes().eq_ignore_ascii_case(host))
             {
-                let mut r = text(StatusCode::INTERNAL_SERVER_ERROR, "Bad Host\n");
-                r.headers_mut().insert(
-                    http::header::X_CONTENT_TYPE_OPTIONS,
-                    HeaderValue::from_static("nosniff"),
-                );
-                return Flow::Respond(r);
+                return Flow::Respond(text(StatusCode::INTERNAL_SERVER_ERROR, "Bad Host\n"));
             }
         }
         let mut origin = None;

@@ -92,12 +92,84 @@ fn with_entry_path(req: &mut Request<RequestBody>, sanitize: bool) -> Result<(),
     reason = "the error is the answer, returned at once"
 )]
 fn put_path(req: &mut Request<RequestBody>, new_path: String) -> Result<(), Response<Body>> {
-    let uri = req.uri();
-    let pq = match uri.query() {
+    let pq = match req.uri().query() {
         Some(q) => format!("{new_path}?{q}"),
         None => new_path,
     };
-    let mut parts = uri.clone().into_parts();
+    put_path_and_query(req, pq)
+}
+
+/// Traefik's query step after the path's (`http.encodeQuerySemicolons`): every `;` of the query
+/// becomes `&` (Go's `AllowQuerySemicolons`, the default) or `%3B`, so rules, middlewares and the
+/// server all read the same parameters — a server that split on `;` where the proxy did not
+/// could be handed a parameter the proxy never saw.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the answer, returned at once; most requests take the Ok(()) path"
+)]
+#[inline]
+fn with_entry_query(
+    req: &mut Request<RequestBody>,
+    how: bridge_plan::QuerySemicolons,
+) -> Result<(), Response<Body>> {
+    match req.uri().query() {
+        Some(q) if q.as_bytes().contains(&b';') => {
+            let with = match how {
+                bridge_plan::QuerySemicolons::Separate => "&",
+                bridge_plan::QuerySemicolons::Encode => "%3B",
+            };
+            let pq = format!("{}?{}", req.uri().path(), q.replace(';', with));
+            put_path_and_query(req, pq)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Traefik's first step (`http.underscoreHeadersStrategy`), before the fragment and path
+/// checks: fields whose name holds `_` are removed, or refuse the request with Go's
+/// `http.Error` 400.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the answer, returned at once; most requests take the Ok(()) path"
+)]
+#[inline]
+fn with_entry_fields(
+    req: &mut Request<RequestBody>,
+    how: bridge_plan::UnderscoreHeaders,
+) -> Result<(), Response<Body>> {
+    use bridge_plan::UnderscoreHeaders as U;
+    let underscored = |name: &http::HeaderName| name.as_str().as_bytes().contains(&b'_');
+    match how {
+        U::Keep => Ok(()),
+        U::Reject if req.headers().keys().any(underscored) => {
+            Err(text(StatusCode::BAD_REQUEST, "Bad Request\n"))
+        }
+        U::Reject => Ok(()),
+        U::Delete => {
+            if req.headers().keys().any(underscored) {
+                let names: Vec<http::HeaderName> = req
+                    .headers()
+                    .keys()
+                    .filter(|n| underscored(n))
+                    .cloned()
+                    .collect();
+                for name in names {
+                    req.headers_mut().remove(&name);
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The request with `pq` for its path and query.
+#[cold]
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the answer, returned at once"
+)]
+fn put_path_and_query(req: &mut Request<RequestBody>, pq: String) -> Result<(), Response<Body>> {
+    let mut parts = req.uri().clone().into_parts();
     // The new path is made of bytes the old one was accepted with, or escapes.
     parts.path_and_query = Some(match pq.parse() {
         Ok(pq) => pq,
@@ -299,9 +371,16 @@ impl Runtime {
         } else {
             None
         };
-        if !fields.plain_path
-            && let Err(refused) = with_entry_path(&mut req, entry.sanitize_path)
-        {
+        // Traefik's entry point handler, outermost first: underscored fields, then the
+        // fragment and path, then the query.
+        let mut entered = with_entry_fields(&mut req, entry.underscore_headers);
+        if entered.is_ok() && !fields.plain_path {
+            entered = with_entry_path(&mut req, entry.sanitize_path);
+        }
+        if entered.is_ok() {
+            entered = with_entry_query(&mut req, entry.query_semicolons);
+        }
+        if let Err(refused) = entered {
             return Box::pin(std::future::ready(with_alt_svc(refused, alt_svc.as_ref())));
         }
         let mut arrival = self.arrive(entry, &peer, tls, &mut req, fields);
