@@ -260,7 +260,7 @@ fn prod_plan_serves_https_redirects_http_and_secures_the_dashboard() {
     let eps = &plan["entrypoints"];
     assert_eq!(
         eps["web"]["redirect"],
-        serde_json::json!({"scheme": "https", "port": 443, "permanent": true})
+        serde_json::json!({"scheme": "https", "port": 443, "permanent": true, "priority": i64::MAX - 1})
     );
     assert_eq!(eps["web"]["routers"], serde_json::json!([]));
     assert_eq!(eps["websecure"]["port"], 443);
@@ -753,7 +753,7 @@ fn prod_with_a_cert_resolver_takes_the_certificates_from_acme() {
     // Everything else of prod is still there.
     assert_eq!(
         eps["web"]["redirect"],
-        serde_json::json!({"scheme": "https", "port": 443, "permanent": true})
+        serde_json::json!({"scheme": "https", "port": 443, "permanent": true, "priority": i64::MAX - 1})
     );
     assert_eq!(eps["web"]["routers"], serde_json::json!([]));
     assert_eq!(

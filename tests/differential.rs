@@ -50,6 +50,8 @@ mod parent_refs;
 mod paths;
 #[path = "differential/proxy_protocol.rs"]
 mod proxy_protocol;
+#[path = "differential/redirections.rs"]
+mod redirections;
 #[path = "differential/service_middlewares.rs"]
 mod service_middlewares;
 #[path = "differential/transports.rs"]

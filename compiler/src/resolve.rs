@@ -29,6 +29,10 @@ pub const TUNNEL_GRACE_MS: u64 = 500;
 /// Bound on reading request headers (slowloris); Traefik has no separate knob.
 pub const HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 
+/// The rule of the router Traefik generates for an entry point's redirect: its length is the
+/// redirect's priority when `priority: 0` is written.
+const REDIRECT_RULE: &str = "HostRegexp(`^.+$`)";
+
 /// Traefik's `transport.keepAliveMax*` and `http2` settings of an entry point, its defaults
 /// filled (HTTP/2: Go's 250 streams and 4096-byte table; `0` streams also means 250 there).
 fn connection_limits(ep: &crate::model::static_config::EntryPoint) -> plan::ConnectionLimits {
@@ -754,6 +758,13 @@ impl Resolver<'_> {
                         scheme: r.scheme.clone().unwrap_or_else(|| "https".into()),
                         port,
                         permanent: r.permanent.unwrap_or(true),
+                        // 0 is a router's default priority, the length of the generated rule
+                        // ``HostRegexp(`^.+$`)``.
+                        priority: match r.priority {
+                            None => crate::model::static_config::DEFAULT_REDIRECT_PRIORITY,
+                            Some(0) => REDIRECT_RULE.len() as i64,
+                            Some(p) => p,
+                        },
                     }
                 });
             let fh = ep.forwarded_headers.as_ref();

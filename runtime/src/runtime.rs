@@ -157,12 +157,26 @@ pub(crate) struct Entry {
     pub(crate) alt_svc: Option<HeaderValue>,
 }
 
+impl Entry {
+    /// The route table for a connection with or without TLS.
+    #[inline]
+    pub(crate) fn table(&self, tls: bool) -> &Table {
+        match &self.tls {
+            Some((_, table)) if tls => table,
+            _ => &self.plain,
+        }
+    }
+}
+
 /// The routers of one entry point for one kind of connection.
 #[derive(Debug)]
 pub(crate) struct Table {
     pub(crate) routes: RouteTable,
     /// By route position in `routes`.
     pub(crate) routers: Vec<Arc<Router>>,
+    /// How many routes, from the first, outrank the entry point's redirect (their priority is
+    /// higher): one of them that matches is served instead of redirected. `0` without redirect.
+    pub(crate) above_redirect: usize,
 }
 
 /// A router resolved: its chain built, its service found.
@@ -676,7 +690,11 @@ impl<'p> RouterBuilder<'p, '_> {
                     .iter()
                     .map(|c| self.router(c, depth + 1))
                     .collect::<Result<_, _>>()?;
-                Dispatch::Children(Box::new(Table { routes, routers }))
+                Dispatch::Children(Box::new(Table {
+                    routes,
+                    routers,
+                    above_redirect: 0,
+                }))
             }
         };
         let router = Arc::new(Router {
@@ -717,7 +735,23 @@ fn entry(
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(Table { routes, routers })
+        // Routes are in matching order, priority descending: those above the redirect are
+        // the first ones.
+        let above_redirect = ep.redirect.as_ref().map_or(0, |r| {
+            routes
+                .keys()
+                .take_while(|k| {
+                    plan.routers
+                        .get(*k)
+                        .is_some_and(|x| x.priority > r.priority)
+                })
+                .count()
+        });
+        Ok(Table {
+            routes,
+            routers,
+            above_redirect,
+        })
     };
     let tls = match tls {
         Some(cfg) => Some((cfg, table(true)?)),

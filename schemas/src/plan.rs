@@ -305,6 +305,10 @@ pub struct Redirect {
     pub port: u16,
     /// Permanent (301/308) rather than temporary (302/307) redirect.
     pub permanent: bool,
+    /// Priority of the redirect among the entry point's routers (Traefik's router
+    /// `<ep>-to-<target>`, `http.redirections.entryPoint.priority`, default `i64::MAX - 1`):
+    /// a router of higher priority that matches is served instead of redirected.
+    pub priority: i64,
 }
 
 /// Trust in `X-Forwarded-*` headers sent by clients.

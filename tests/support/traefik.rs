@@ -115,7 +115,9 @@ pub fn serve_twice_static(
     serve_twice_full(dir, oracle, dynamic_yml, routers, "", static_extra)
 }
 
-fn serve_twice_full(
+/// [`serve_twice`] with both `web_extra` (as [`serve_twice_with`]) and `static_extra` (as
+/// [`serve_twice_static`]).
+pub fn serve_twice_full(
     dir: &Path,
     oracle: Option<&Path>,
     dynamic_yml: &str,

@@ -84,6 +84,7 @@ fn fixture() -> Plan {
         scheme: "https".into(),
         port: 443,
         permanent: true,
+        priority: i64::MAX - 1,
     });
     legacy.source.line = 12;
     let mut traefik = web;

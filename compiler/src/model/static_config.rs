@@ -392,9 +392,10 @@ pub struct RedirectEntryPoint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permanent: Option<bool>,
 
-    /// Priority of the generated redirect router (default MaxInt-1).
+    /// Priority of the redirect among the entry point's routers (default MaxInt-1, above every
+    /// router): a matching router of higher priority is served instead of redirected; 0 is the
+    /// length of the generated rule ``HostRegexp(`^.+$`)``, 18.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub priority: Option<i64>,
 }
 

@@ -99,7 +99,7 @@ pub(crate) const CODENAME: &str = "bridge-runtime";
 
 /// Priority of Traefik's generated `api@internal` and `ping@internal` routers (`math.MaxInt - 1`);
 /// `dashboard@internal` has one less.
-const INTERNAL_PRIORITY: i64 = i64::MAX - 1;
+pub(crate) const INTERNAL_PRIORITY: i64 = i64::MAX - 1;
 
 /// Request headers whose values are never shown.
 const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
@@ -1325,7 +1325,9 @@ fn entrypoint(plan: &Plan, ep: &EntryPoint) -> Map<String, Value> {
             .map_or_else(|| format!(":{}", r.port), |(name, _)| name.clone());
         http.insert(
             "redirections".into(),
-            json!({ "entryPoint": { "to": to, "scheme": r.scheme, "permanent": r.permanent } }),
+            json!({ "entryPoint": {
+                "to": to, "scheme": r.scheme, "permanent": r.permanent, "priority": r.priority
+            } }),
         );
     }
     if let Some(tls) = &ep.tls {
@@ -1791,12 +1793,15 @@ mod tests {
             scheme: "https".into(),
             port: 443,
             permanent: true,
+            priority: i64::MAX - 1,
         });
         let ups = Upstreams::from_plan(&plan).unwrap();
         let v = body(&get(&plan, &ups, "/api/entrypoints/web"));
         assert_eq!(
             v["http"]["redirections"],
-            json!({"entryPoint": {"to": "websecure", "scheme": "https", "permanent": true}})
+            json!({"entryPoint": {
+                "to": "websecure", "scheme": "https", "permanent": true, "priority": i64::MAX - 1
+            }})
         );
     }
 

@@ -240,6 +240,7 @@ mod tests {
                 scheme: "https".into(),
                 port: 8443,
                 permanent: true,
+                priority: i64::MAX - 1,
             },
             Some("[::1]:8080"),
             &Method::GET,

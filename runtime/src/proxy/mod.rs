@@ -181,6 +181,17 @@ fn put_path_and_query(req: &mut Request<RequestBody>, pq: String) -> Result<(), 
     Ok(())
 }
 
+/// The entry point's redirect of `req`.
+#[cold]
+fn redirect_answer(
+    r: &bridge_plan::Redirect,
+    host: Option<&str>,
+    req: &Request<RequestBody>,
+) -> Response<Body> {
+    let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    crate::middleware::redirect::entry_point(r, host, req.method(), pq)
+}
+
 /// Marks an answer whose `Alt-Svc` the chain's response edits already decided.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AltSvcDone;
@@ -526,15 +537,25 @@ impl Runtime {
             }
             return not_found();
         }
-        if let Some(redirect) = &entry.redirect {
-            let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
-            return crate::middleware::redirect::entry_point(redirect, host, req.method(), pq);
+        // The redirect is Traefik's router `<ep>-to-<target>` for any host, at its priority: by
+        // default above every router (and first among the internal ones, which tie with it).
+        let redirect = entry.redirect.as_ref();
+        if let Some(r) = redirect
+            && entry.table(tls).above_redirect == 0
+            && r.priority >= crate::admin::api::INTERNAL_PRIORITY
+        {
+            return redirect_answer(r, host, &req);
         }
         if let Some(r) = self.before_routing(entry, tls, &req) {
             return r;
         }
-        let Some(router) = self.route(entry, tls, &req, &arrival, host_value.as_ref(), &peer)
-        else {
+        let routed = self.route(entry, tls, &req, &arrival, host_value.as_ref(), &peer);
+        if let Some(r) = redirect
+            && routed.is_none_or(|(at, _)| at >= entry.table(tls).above_redirect)
+        {
+            return redirect_answer(r, host, &req);
+        }
+        let Some((_, router)) = routed else {
             return not_found();
         };
         note_router(router);
@@ -769,11 +790,8 @@ impl Runtime {
         arrival: &Arrival,
         host_value: Option<&HeaderValue>,
         peer: &Peer,
-    ) -> Option<&'e Arc<Router>> {
-        let table = match &entry.tls {
-            Some((_, table)) if tls => table,
-            _ => &entry.plain,
-        };
+    ) -> Option<(usize, &'e Arc<Router>)> {
+        let table = entry.table(tls);
         let src = self.sources(host_value, peer);
         let mut digits = [0u8; 5];
         let mut header_refs: Vec<(&str, &str)> = Vec::new();
@@ -798,6 +816,6 @@ impl Runtime {
         table
             .routes
             .route_index(&info)
-            .and_then(|i| table.routers.get(i))
+            .and_then(|i| Some((i, table.routers.get(i)?)))
     }
 }
