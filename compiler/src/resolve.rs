@@ -32,6 +32,9 @@ pub const HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 /// The rule of the router Traefik generates for an entry point's redirect: its length is the
 /// redirect's priority when `priority: 0` is written.
 const REDIRECT_RULE: &str = "HostRegexp(`^.+$`)";
+/// [`REDIRECT_RULE`] on an entry point with `allowACMEByPass`.
+const REDIRECT_RULE_ACME_BYPASS: &str =
+    "HostRegexp(`^.+$`) && !PathPrefix(`/.well-known/acme-challenge/`)";
 
 /// Traefik's `transport.keepAliveMax*` and `http2` settings of an entry point, its defaults
 /// filled (HTTP/2: Go's 250 streams and 4096-byte table; `0` streams also means 250 there).
@@ -762,6 +765,9 @@ impl Resolver<'_> {
                         // ``HostRegexp(`^.+$`)``.
                         priority: match r.priority {
                             None => crate::model::static_config::DEFAULT_REDIRECT_PRIORITY,
+                            Some(0) if ep.allow_acme_by_pass == Some(true) => {
+                                REDIRECT_RULE_ACME_BYPASS.len() as i64
+                            }
                             Some(0) => REDIRECT_RULE.len() as i64,
                             Some(p) => p,
                         },
@@ -830,6 +836,7 @@ impl Resolver<'_> {
                         ),
                         true,
                     ),
+                    acme_bypass: ep.allow_acme_by_pass == Some(true),
                     query_semicolons: if http.and_then(|h| h.encode_query_semicolons) == Some(true)
                     {
                         plan::QuerySemicolons::Encode
@@ -895,6 +902,7 @@ impl Resolver<'_> {
                     connections: connection_limits(&Default::default()),
                     sanitize_path: crate::model::static_config::DEFAULT_SANITIZE_PATH,
                     encoded_characters: plan::EncodedCharacters { denied: Vec::new() },
+                    acme_bypass: false,
                     query_semicolons: plan::QuerySemicolons::Separate,
                     underscore_headers: plan::UnderscoreHeaders::Keep,
                     routers: Vec::new(),

@@ -132,6 +132,8 @@ pub(crate) struct Entry {
     pub(crate) sanitize_path: bool,
     /// `http.encodedCharacters`: checked after routing, before the router's middlewares.
     pub(crate) encoded: crate::middleware::encoded_characters::Denied,
+    /// `allowACMEByPass`: routers may answer ACME's HTTP challenge path.
+    pub(crate) acme_bypass: bool,
     /// `http.encodeQuerySemicolons`: what a `;` in the query becomes before routing.
     pub(crate) query_semicolons: bridge_plan::QuerySemicolons,
     /// `http.underscoreHeadersStrategy`: fields named with `_`, before anything else.
@@ -157,6 +159,10 @@ pub(crate) struct Entry {
     pub(crate) alt_svc: Option<HeaderValue>,
 }
 
+/// The priority of Traefik's `acme-http-bypass` router, the length of its rule
+/// ``PathPrefix(`/.well-known/acme-challenge/`)``.
+const ACME_BYPASS_PRIORITY: i64 = 42;
+
 impl Entry {
     /// The route table for a connection with or without TLS.
     #[inline]
@@ -177,6 +183,10 @@ pub(crate) struct Table {
     /// How many routes, from the first, outrank the entry point's redirect (their priority is
     /// higher): one of them that matches is served instead of redirected. `0` without redirect.
     pub(crate) above_redirect: usize,
+    /// With `allowACMEByPass`: how many routes, from the first, come before the certificate
+    /// resolvers' HTTP-01 answers (priority 42 or more; a tie goes to the router, the external
+    /// solver the option is for). `0` without it.
+    pub(crate) above_acme: usize,
 }
 
 /// A router resolved: its chain built, its service found.
@@ -694,6 +704,7 @@ impl<'p> RouterBuilder<'p, '_> {
                     routes,
                     routers,
                     above_redirect: 0,
+                    above_acme: 0,
                 }))
             }
         };
@@ -735,22 +746,28 @@ fn entry(
                 })
             })
             .collect::<Result<_, _>>()?;
-        // Routes are in matching order, priority descending: those above the redirect are
-        // the first ones.
-        let above_redirect = ep.redirect.as_ref().map_or(0, |r| {
+        // Routes are in matching order, priority descending: those above the redirect (or the
+        // ACME answers) are the first ones.
+        let above = |outranks: &dyn Fn(i64) -> bool| {
             routes
                 .keys()
-                .take_while(|k| {
-                    plan.routers
-                        .get(*k)
-                        .is_some_and(|x| x.priority > r.priority)
-                })
+                .take_while(|k| plan.routers.get(*k).is_some_and(|x| outranks(x.priority)))
                 .count()
-        });
+        };
+        let above_redirect = ep
+            .redirect
+            .as_ref()
+            .map_or(0, |r| above(&|p| p > r.priority));
+        let above_acme = if ep.acme_bypass {
+            above(&|p| p >= ACME_BYPASS_PRIORITY)
+        } else {
+            0
+        };
         Ok(Table {
             routes,
             routers,
             above_redirect,
+            above_acme,
         })
     };
     let tls = match tls {
@@ -763,6 +780,7 @@ fn entry(
         port: ep.port,
         sanitize_path: ep.sanitize_path,
         encoded: crate::middleware::encoded_characters::Denied::of(&ep.encoded_characters),
+        acme_bypass: ep.acme_bypass,
         query_semicolons: ep.query_semicolons,
         underscore_headers: ep.underscore_headers,
         timeouts: ep.timeouts.clone(),

@@ -236,6 +236,11 @@ pub struct EntryPoint {
     /// `http.encodedCharacters`: checked after routing, before the router's middlewares; empty
     /// `denied` when the section is absent.
     pub encoded_characters: EncodedCharacters,
+    /// Routers may answer ACME's HTTP challenge path `/.well-known/acme-challenge/` (Traefik's
+    /// `allowACMEByPass`): the redirect leaves that path alone, and the certificate resolvers'
+    /// own HTTP-01 answers rank as a router of priority 42 (the length of their rule) instead of
+    /// above every router.
+    pub acme_bypass: bool,
     /// What becomes of a `;` in a request's query before routing (Traefik's
     /// `http.encodeQuerySemicolons`): rules, middlewares and the server see the result.
     pub query_semicolons: QuerySemicolons,
@@ -3005,6 +3010,7 @@ impl Plan {
             },
             sanitize_path: true,
             encoded_characters: EncodedCharacters { denied: vec![] },
+            acme_bypass: false,
             query_semicolons: QuerySemicolons::Separate,
             underscore_headers: UnderscoreHeaders::Keep,
             routers: vec![],

@@ -123,3 +123,74 @@ fn routers_above_a_lowered_redirect_priority_are_served_instead_of_redirected() 
     redirected(&twin, "/abcdefgh");
     redirected(&twin, "/elsewhere");
 }
+
+#[test]
+fn allow_acme_bypass_lets_a_router_answer_acme_s_path_instead_of_the_redirect() {
+    let oracle =
+        oracle("allow_acme_bypass_lets_a_router_answer_acme_s_path_instead_of_the_redirect");
+    let solver = backend("solver")
+        .answer(|r| Reply::ok(format!("solver {}", r.target)))
+        .start();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    acme-http-01:
+      rule: "PathPrefix(`/.well-known/acme-challenge/`)"
+      entryPoints: [web]
+      service: solver
+  services:
+    solver:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{}"
+"#,
+        solver.port()
+    );
+    let token = "/.well-known/acme-challenge/t0k3n";
+    let location = ["location"];
+    for (bypass, priority, served) in [
+        ("", "", false),
+        ("    allowACMEByPass: true\n", "", true),
+        // 0 is the bypassing rule's length, 65: above the solver's 42, but the rule leaves
+        // ACME's path out.
+        (
+            "    allowACMEByPass: true\n",
+            "          priority: 0\n",
+            true,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let web = format!("{bypass}{}", redirect_to(priority));
+        let twin = serve_twice_with(
+            dir.path(),
+            oracle.as_deref(),
+            &dynamic,
+            &["acme-http-01"],
+            &web,
+        );
+        let got = agree(
+            &twin,
+            &Probe {
+                compare: &location,
+                ..Probe::get(token)
+            },
+        );
+        if served {
+            assert_eq!(
+                (got.status, got.text()),
+                (200, format!("solver {token}")),
+                "{web}"
+            );
+        } else {
+            assert_eq!(got.status, 301, "{web}");
+        }
+        let other = agree(
+            &twin,
+            &Probe {
+                compare: &location,
+                ..Probe::get("/.well-known/other")
+            },
+        );
+        assert_eq!(other.status, 301, "{web}");
+    }
+}

@@ -282,6 +282,74 @@ fn http01_certificate_is_obtained_stored_in_traefik_format_and_served_from_stora
 }
 
 #[test]
+fn with_allow_acme_bypass_a_router_above_42_answers_its_challenges_and_the_resolver_the_rest() {
+    let (web, websecure) = two_free_ports();
+    let Some(pebble) = plain_pebble(web, websecure) else {
+        return;
+    };
+    let be = backend("a").start();
+    let solver = backend("solver").start();
+    let host = "bypass.acme.test";
+    let site = Site::new(
+        &pebble,
+        web,
+        websecure,
+        "      httpChallenge:\n        entryPoint: web\n",
+        host,
+        &be,
+    );
+    // web redirects to websecure but lets routers take ACME's path; an external solver answers
+    // the challenges of another name (its rule is longer than 42: it outranks the resolver).
+    let statics = site.dir.path().join("traefik.yml");
+    let text = std::fs::read_to_string(&statics).unwrap().replacen(
+        &format!("address: \"127.0.0.1:{web}\"\n"),
+        &format!(
+            "address: \"127.0.0.1:{web}\"\n    allowACMEByPass: true\n    http:\n      redirections:\n        \
+             entryPoint:\n          to: websecure\n"
+        ),
+        1,
+    );
+    std::fs::write(&statics, text).unwrap();
+    let dynamic = site.dir.path().join("dynamic.yml");
+    let text = std::fs::read_to_string(&dynamic).unwrap().replacen(
+        "  services:\n",
+        &format!(
+            "    solver:\n      rule: Host(`other.acme.test`) && PathPrefix(`/.well-known/acme-challenge/`)\n      \
+             entryPoints: [web]\n      service: solver\n  services:\n    solver:\n      loadBalancer:\n        \
+             servers:\n          - url: http://{}\n",
+            solver.addr
+        ),
+        1,
+    );
+    std::fs::write(&dynamic, text).unwrap();
+    let _rt = site.serve();
+    let (_, status, body) = wait_for_issued(&site, &pebble, host, Duration::from_secs(60));
+    assert_eq!((status, body.starts_with("a /")), (200, true), "{body}");
+
+    let web_addr = SocketAddr::from(([127, 0, 0, 1], web));
+    let get = |host: &str, target: &str| {
+        bridge_tests::traefik::fetch(web_addr, "GET", target, &[("Host", host)], b"").unwrap()
+    };
+    let solved = get("other.acme.test", "/.well-known/acme-challenge/t0k3n");
+    assert_eq!(
+        (solved.status, solved.text()),
+        (
+            200,
+            "solver /.well-known/acme-challenge/t0k3n xff=127.0.0.1".to_owned()
+        )
+    );
+    // The resolver's own answer for a token it does not hold, not the redirect.
+    let unknown = get(host, "/.well-known/acme-challenge/t0k3n");
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
+    let redirected = get(host, "/hmi");
+    assert_eq!(redirected.status, 301);
+    assert_eq!(
+        redirected.header("location"),
+        Some(format!("https://{host}:{websecure}/hmi").as_str())
+    );
+}
+
+#[test]
 fn tls_alpn01_certificate_arrives_by_itself_once_the_ca_is_up() {
     let (web, websecure) = two_free_ports();
     let Some(mut pebble) = plain_pebble(web, websecure) else {

@@ -168,13 +168,15 @@ pub struct EntryPoint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
 
-    /// Lets user routers handle ACME HTTP/TLS challenges instead of Traefik's own (default false).
+    /// Lets routers answer ACME's HTTP challenge path `/.well-known/acme-challenge/` (an external
+    /// solver): the entry point's redirect leaves it alone, and the certificate resolvers' own
+    /// HTTP-01 answers rank as a router of priority 42 instead of above every router (default
+    /// false).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         rename = "allowACMEByPass"
     )]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub allow_acme_by_pass: Option<bool>,
 
     /// Sets SO_REUSEPORT so several processes can listen on the same port (default false).

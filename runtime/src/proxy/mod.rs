@@ -509,37 +509,27 @@ impl Runtime {
         };
         let host_value = arrival.host.take();
         let host: Option<&str> = host_value.as_ref().and_then(|h| h.to_str().ok());
-        // ACME HTTP-01 first, as Traefik's highest-priority internal router on the challenge
-        // entry point: before the redirect to HTTPS and before any router.
-        if let Some(challenges) = &entry.acme_http
+        let acme_path = (entry.acme_http.is_some() || entry.acme_bypass)
             && req
                 .uri()
                 .path()
-                .starts_with(crate::acme::challenge::HTTP_PREFIX)
+                .starts_with(crate::acme::challenge::HTTP_PREFIX);
+        // ACME HTTP-01 first, as Traefik's highest-priority internal router on the challenge
+        // entry point: before the redirect to HTTPS and before any router (unless
+        // `allowACMEByPass`: see below).
+        if acme_path
+            && !entry.acme_bypass
+            && let Some(challenges) = &entry.acme_http
         {
-            let bare = host.map_or("", |h| crate::routing::strip_port(h));
-            if let Some(key_auth) = challenges.http_answer(req.uri().path(), bare) {
-                return crate::body::text_owned(StatusCode::OK, key_auth);
-            }
-            // A pair: the order may be the other appliance's (the CA reaches only the one
-            // holding the virtual address).
-            if let Some(peer) = &self.peer
-                && !req.headers().contains_key(crate::peer::RELAYED_FIELD)
-                && let Some(key_auth) = peer
-                    .relay_challenge(entry.port, req.uri().path(), host.unwrap_or(bare))
-                    .await
-            {
-                tracing::info!(
-                    "ACME HTTP-01 for {bare}: answered with the peer's token ({})",
-                    peer.url
-                );
-                return crate::body::text_owned(StatusCode::OK, key_auth);
-            }
-            return not_found();
+            return self.acme_answer(entry, challenges, host, &req).await;
         }
         // The redirect is Traefik's router `<ep>-to-<target>` for any host, at its priority: by
         // default above every router (and first among the internal ones, which tie with it).
-        let redirect = entry.redirect.as_ref();
+        // With `allowACMEByPass` its rule leaves ACME's challenge path out.
+        let redirect = entry
+            .redirect
+            .as_ref()
+            .filter(|_| !(acme_path && entry.acme_bypass));
         if let Some(r) = redirect
             && entry.table(tls).above_redirect == 0
             && r.priority >= crate::admin::api::INTERNAL_PRIORITY
@@ -554,6 +544,13 @@ impl Runtime {
             && routed.is_none_or(|(at, _)| at >= entry.table(tls).above_redirect)
         {
             return redirect_answer(r, host, &req);
+        }
+        // With `allowACMEByPass` the resolvers' HTTP-01 answers are a router of priority 42.
+        if acme_path
+            && let Some(challenges) = &entry.acme_http
+            && routed.is_none_or(|(at, _)| at >= entry.table(tls).above_acme)
+        {
+            return self.acme_answer(entry, challenges, host, &req).await;
         }
         let Some((_, router)) = routed else {
             return not_found();
@@ -599,6 +596,36 @@ impl Runtime {
             return Box::pin(crate::middleware::content_type::sniffed(resp)).await;
         }
         resp
+    }
+
+    /// The certificate resolvers' answer to an HTTP-01 challenge request: the key authorization
+    /// of one of this process's orders or, in a pair, of the peer's; else 404.
+    async fn acme_answer(
+        &self,
+        entry: &Entry,
+        challenges: &crate::acme::challenge::Challenges,
+        host: Option<&str>,
+        req: &Request<RequestBody>,
+    ) -> Response<Body> {
+        let bare = host.map_or("", |h| crate::routing::strip_port(h));
+        if let Some(key_auth) = challenges.http_answer(req.uri().path(), bare) {
+            return crate::body::text_owned(StatusCode::OK, key_auth);
+        }
+        // A pair: the order may be the other appliance's (the CA reaches only the one
+        // holding the virtual address).
+        if let Some(peer) = &self.peer
+            && !req.headers().contains_key(crate::peer::RELAYED_FIELD)
+            && let Some(key_auth) = peer
+                .relay_challenge(entry.port, req.uri().path(), host.unwrap_or(bare))
+                .await
+        {
+            tracing::info!(
+                "ACME HTTP-01 for {bare}: answered with the peer's token ({})",
+                peer.url
+            );
+            return crate::body::text_owned(StatusCode::OK, key_auth);
+        }
+        not_found()
     }
 
     /// What `ping@internal` and `prometheus@internal` answer, before the router's chain.
