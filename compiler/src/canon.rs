@@ -690,7 +690,7 @@ mod tests {
     fn unsupported_and_ignored_keys_are_named() {
         let (_, d) = canon(
             ConfigKind::Dynamic,
-            "tcp:\n  routers: {}\nhttp:\n  routers:\n    r:\n      rule: x\n      service: s\n      observability:\n        metrics: false\n",
+            "tcp:\n  routers: {}\nhttp:\n  routers:\n    r:\n      rule: x\n      service: s\n      observability:\n        tracing: false\n",
         );
         let codes: Vec<_> = d.iter().map(|d| (d.code, d.severity)).collect();
         assert!(

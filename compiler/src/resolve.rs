@@ -536,6 +536,7 @@ impl Resolver<'_> {
                             .collect(),
                     }
                 }),
+                add_internals: a.add_internals.unwrap_or(false),
             }
         });
         let metrics = st
@@ -563,6 +564,11 @@ impl Resolver<'_> {
                 router_labels: p.add_routers_labels.unwrap_or(false),
                 service_labels: p.add_services_labels.unwrap_or(true),
                 manual_routing: p.manual_routing.unwrap_or(false),
+                add_internals: st
+                    .metrics
+                    .as_ref()
+                    .and_then(|m| m.add_internals)
+                    .unwrap_or(false),
                 header_labels: p
                     .header_labels
                     .iter()
@@ -836,6 +842,18 @@ impl Resolver<'_> {
                         ),
                         true,
                     ),
+                    observability: plan::Observability {
+                        access_logs: ep
+                            .observability
+                            .as_ref()
+                            .and_then(|o| o.access_logs)
+                            .unwrap_or(true),
+                        metrics: ep
+                            .observability
+                            .as_ref()
+                            .and_then(|o| o.metrics)
+                            .unwrap_or(true),
+                    },
                     acme_bypass: ep.allow_acme_by_pass == Some(true),
                     query_semicolons: if http.and_then(|h| h.encode_query_semicolons) == Some(true)
                     {
@@ -902,6 +920,10 @@ impl Resolver<'_> {
                     connections: connection_limits(&Default::default()),
                     sanitize_path: crate::model::static_config::DEFAULT_SANITIZE_PATH,
                     encoded_characters: plan::EncodedCharacters { denied: Vec::new() },
+                    observability: plan::Observability {
+                        access_logs: true,
+                        metrics: true,
+                    },
                     acme_bypass: false,
                     query_semicolons: plan::QuerySemicolons::Separate,
                     underscore_headers: plan::UnderscoreHeaders::Keep,
@@ -1618,6 +1640,14 @@ impl Resolver<'_> {
                         middlewares: mws,
                         service,
                         tls,
+                        observability: r.observability.as_ref().and_then(|o| {
+                            (o.access_logs.is_some() || o.metrics.is_some()).then_some(
+                                plan::RouterObservability {
+                                    access_logs: o.access_logs,
+                                    metrics: o.metrics,
+                                },
+                            )
+                        }),
                         source: source.clone(),
                     },
                 );

@@ -134,6 +134,8 @@ pub(crate) struct Entry {
     pub(crate) encoded: crate::middleware::encoded_characters::Denied,
     /// `allowACMEByPass`: routers may answer ACME's HTTP challenge path.
     pub(crate) acme_bypass: bool,
+    /// Which records requests no router takes are kept out of (`observability`).
+    pub(crate) quiet: crate::observe::Quiet,
     /// `http.encodeQuerySemicolons`: what a `;` in the query becomes before routing.
     pub(crate) query_semicolons: bridge_plan::QuerySemicolons,
     /// `http.underscoreHeadersStrategy`: fields named with `_`, before anything else.
@@ -187,6 +189,8 @@ pub(crate) struct Table {
     /// resolvers' HTTP-01 answers (priority 42 or more; a tie goes to the router, the external
     /// solver the option is for). `0` without it.
     pub(crate) above_acme: usize,
+    /// By route position: which records the router's requests are kept out of.
+    pub(crate) quiet: Vec<crate::observe::Quiet>,
 }
 
 /// A router resolved: its chain built, its service found.
@@ -362,6 +366,7 @@ impl Runtime {
             }
             _ => Observer::new(
                 plan.metrics.as_ref().map(|m| Arc::new(Metrics::new(m))),
+                plan.metrics.as_ref().is_some_and(|m| m.add_internals),
                 plan.access_log.as_ref(),
             )
             .map_err(ServeError::AccessLog)?,
@@ -700,11 +705,13 @@ impl<'p> RouterBuilder<'p, '_> {
                     .iter()
                     .map(|c| self.router(c, depth + 1))
                     .collect::<Result<_, _>>()?;
+                // A child's requests are recorded as its root router says.
                 Dispatch::Children(Box::new(Table {
                     routes,
                     routers,
                     above_redirect: 0,
                     above_acme: 0,
+                    quiet: Vec::new(),
                 }))
             }
         };
@@ -763,11 +770,26 @@ fn entry(
         } else {
             0
         };
+        let quiet = routes
+            .keys()
+            .map(|k| {
+                let r = plan.routers.get(k);
+                crate::observe::Quiet::of(
+                    &ep.observability,
+                    r.and_then(|r| r.observability.as_ref()),
+                    matches!(
+                        r.and_then(|r| r.service.as_ref()),
+                        Some(ServiceRef::Internal(_))
+                    ),
+                )
+            })
+            .collect();
         Ok(Table {
             routes,
             routers,
             above_redirect,
             above_acme,
+            quiet,
         })
     };
     let tls = match tls {
@@ -781,6 +803,7 @@ fn entry(
         sanitize_path: ep.sanitize_path,
         encoded: crate::middleware::encoded_characters::Denied::of(&ep.encoded_characters),
         acme_bypass: ep.acme_bypass,
+        quiet: crate::observe::Quiet::of(&ep.observability, None, false),
         query_semicolons: ep.query_semicolons,
         underscore_headers: ep.underscore_headers,
         timeouts: ep.timeouts.clone(),

@@ -236,6 +236,10 @@ pub struct EntryPoint {
     /// `http.encodedCharacters`: checked after routing, before the router's middlewares; empty
     /// `denied` when the section is absent.
     pub encoded_characters: EncodedCharacters,
+    /// Whether the access log and the request metrics record this entry point's requests
+    /// (Traefik's `observability`), unless their router says otherwise; requests no router
+    /// takes follow it.
+    pub observability: Observability,
     /// Routers may answer ACME's HTTP challenge path `/.well-known/acme-challenge/` (Traefik's
     /// `allowACMEByPass`): the redirect leaves that path alone, and the certificate resolvers'
     /// own HTTP-01 answers rank as a router of priority 42 (the length of their rule) instead of
@@ -394,8 +398,35 @@ pub struct Router {
     pub children: Vec<String>,
     /// TLS for this router, if any (never on a child router).
     pub tls: Option<RouterTls>,
+    /// The router's own `observability` switches, over its entry point's; left out when it
+    /// has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observability: Option<RouterObservability>,
     /// Where the router was defined.
     pub source: Provenance,
+}
+
+/// A router's `observability`: each switch set overrides its entry point's for the requests
+/// it serves (a child router's requests follow its root router's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RouterObservability {
+    /// The access log records its requests; `null`: as its entry point says.
+    pub access_logs: Option<bool>,
+    /// The request metrics count its requests; `null`: as its entry point says.
+    pub metrics: Option<bool>,
+}
+
+/// Whether requests are recorded (an entry point's `observability`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Observability {
+    /// The access log records them.
+    pub access_logs: bool,
+    /// The request metrics (entry point, router, service) count them.
+    pub metrics: bool,
 }
 
 /// TLS on a router.
@@ -1998,6 +2029,10 @@ pub struct AccessLog {
     /// field and no header, Traefik's defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fields: Option<AccessLogFields>,
+    /// Requests answered by the proxy's internal services (the entry point's redirect, ping,
+    /// the API and dashboard, `/metrics`, ACME's HTTP-01 answers) are recorded too
+    /// (`addInternals`).
+    pub add_internals: bool,
 }
 
 /// Traefik's `accessLog.fields`: which fields and request headers a JSON record carries.
@@ -2480,6 +2515,8 @@ pub struct Metrics {
     /// request field (empty when absent), sorted by label; left out when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub header_labels: Vec<HeaderLabel>,
+    /// Requests answered by the proxy's internal services are counted too (`addInternals`).
+    pub add_internals: bool,
 }
 
 /// One `headerLabels` entry: a label and the request field whose value it takes.
@@ -2939,6 +2976,7 @@ impl Plan {
             service: Some("whoami".into()),
             children: Vec::new(),
             tls: None,
+            observability: None,
             source: source("dynamic/whoami.yml", 3, 5),
         };
         let service = Service {
@@ -3010,6 +3048,10 @@ impl Plan {
             },
             sanitize_path: true,
             encoded_characters: EncodedCharacters { denied: vec![] },
+            observability: Observability {
+                access_logs: true,
+                metrics: true,
+            },
             acme_bypass: false,
             query_semicolons: QuerySemicolons::Separate,
             underscore_headers: UnderscoreHeaders::Keep,

@@ -142,9 +142,9 @@ pub struct Router {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-allow-empty" = true))]
     pub tls: Option<RouterTls>,
-    /// Per-router access-log, metrics and tracing switches (default: inherited from the entry point).
+    /// Per-router access-log and metrics switches (default: inherited from the entry point);
+    /// tracing is not served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub observability: Option<RouterObservability>,
     /// Parent routers for multi-layer routing (v3.6+): after a parent's middlewares, the request
     /// is routed again among its children; default: none (a root router, on entry points).
@@ -191,9 +191,11 @@ pub struct RouterObservability {
     pub metrics: Option<bool>,
     /// Records traces for this router (default: the entry point's setting, true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub tracing: Option<bool>,
     /// Tracing detail, `minimal` or `detailed` (default: `minimal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub trace_verbosity: Option<String>,
 }
 
@@ -1708,8 +1710,13 @@ mod tests {
             defs["Router"]["properties"]["tls"]["x-allow-empty"],
             json!(true)
         );
+        assert!(
+            defs["Router"]["properties"]["observability"]
+                .get("x-bridgectl")
+                .is_none()
+        );
         assert_eq!(
-            defs["Router"]["properties"]["observability"]["x-bridgectl"],
+            defs["RouterObservability"]["properties"]["tracing"]["x-bridgectl"],
             json!("ignored")
         );
         assert_eq!(schema["properties"]["tcp"]["type"], json!("object"));

@@ -219,9 +219,9 @@ pub struct EntryPoint {
     #[schemars(extend("x-bridgectl" = "unsupported"))]
     pub udp: Option<UdpConfig>,
 
-    /// Per-entry-point defaults for access logs, metrics and tracing.
+    /// Whether the access log and the request metrics record this entry point's requests (its
+    /// routers may say otherwise); tracing is not served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub observability: Option<EntryPointObservability>,
 }
 
@@ -516,10 +516,12 @@ pub struct EntryPointObservability {
 
     /// Produces traces for routers on this entry point (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub tracing: Option<bool>,
 
     /// Tracing verbosity: `minimal` or `detailed` (default `minimal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub trace_verbosity: Option<String>,
 }
 

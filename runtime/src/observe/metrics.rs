@@ -584,6 +584,7 @@ mod tests {
             service_labels: true,
             manual_routing: false,
             header_labels: Vec::new(),
+            add_internals: false,
         }
     }
 

@@ -46,6 +46,45 @@ pub(crate) struct Served {
     pub user: Option<String>,
     /// The request waited for a server (bridge hold).
     pub held: bool,
+    /// Who records it: its router's or entry point's `observability`, and whether an internal
+    /// service answered it.
+    pub quiet: Quiet,
+}
+
+/// Which records a request is kept out of (all `false`: recorded everywhere).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Quiet {
+    /// `observability.accessLogs: false` (router, else entry point).
+    pub unlogged: bool,
+    /// `observability.metrics: false`.
+    pub unmetered: bool,
+    /// An internal service answered (redirect, ping, API, `/metrics`, ACME): recorded only
+    /// with `addInternals`.
+    pub internal: bool,
+}
+
+impl Quiet {
+    /// From an entry point's `observability`, with a router's over it.
+    pub(crate) fn of(
+        ep: &bridge_plan::Observability,
+        router: Option<&bridge_plan::RouterObservability>,
+        internal: bool,
+    ) -> Self {
+        Self {
+            unlogged: !router.and_then(|r| r.access_logs).unwrap_or(ep.access_logs),
+            unmetered: !router.and_then(|r| r.metrics).unwrap_or(ep.metrics),
+            internal,
+        }
+    }
+
+    /// Notes `self` for the request being handled, unless it is the default; `from` is what
+    /// was noted before.
+    #[inline]
+    pub(crate) fn note_over(self, from: Self) {
+        if self != from {
+            note(|s| s.quiet = self);
+        }
+    }
 }
 
 impl Served {
@@ -191,14 +230,20 @@ pub(crate) struct Observer {
     pub metrics: Option<Arc<Metrics>>,
     access: Option<AccessLog>,
     count: AtomicU64,
+    /// `metrics.addInternals`.
+    meter_internals: bool,
+    /// `accessLog.addInternals`.
+    log_internals: bool,
 }
 
 impl Observer {
     /// An observer for the plan's `metrics` and `access_log` (`None` when neither is set).
     pub(crate) fn new(
         metrics: Option<Arc<Metrics>>,
+        meter_internals: bool,
         access: Option<&bridge_plan::AccessLog>,
     ) -> Result<Option<Arc<Self>>, std::io::Error> {
+        let log_internals = access;
         let access = access.map(AccessLog::start).transpose()?;
         if metrics.is_none() && access.is_none() {
             return Ok(None);
@@ -207,6 +252,8 @@ impl Observer {
             metrics,
             access,
             count: AtomicU64::new(0),
+            meter_internals,
+            log_internals: log_internals.is_some_and(|a| a.add_internals),
         })))
     }
 
@@ -219,7 +266,11 @@ impl Observer {
     fn finish(&self, facts: &RequestFacts, served: &Served, status: u16, bytes: u64) {
         let count = self.count.fetch_add(1, Ordering::Relaxed) + 1;
         let elapsed = facts.start.elapsed();
-        if let Some(m) = &self.metrics {
+        let q = served.quiet;
+        if let Some(m) = &self.metrics
+            && !q.unmetered
+            && (!q.internal || self.meter_internals)
+        {
             let router = served.router.as_deref().map(file_name);
             let service = served.service.as_deref().map(file_name);
             let parents: Vec<Name> = served.parents.iter().map(|p| file_name(p)).collect();
@@ -242,6 +293,8 @@ impl Observer {
             }
         }
         if let Some(a) = &self.access
+            && !q.unlogged
+            && (!q.internal || self.log_internals)
             && a.keep(status, served.retries, elapsed)
         {
             let line = a.format(facts, served, status, bytes, count, elapsed);
@@ -705,7 +758,43 @@ mod tests {
             retries: 1,
             user: Some("admin".into()),
             held: false,
+            quiet: Quiet::default(),
         }
+    }
+
+    #[test]
+    fn a_router_s_switches_override_its_entry_point_s_one_by_one() {
+        let ep = |access_logs, metrics| bridge_plan::Observability {
+            access_logs,
+            metrics,
+        };
+        let r = |access_logs, metrics| bridge_plan::RouterObservability {
+            access_logs,
+            metrics,
+        };
+        let q = |unlogged, unmetered| Quiet {
+            unlogged,
+            unmetered,
+            internal: false,
+        };
+        for (ep, router, want) in [
+            (ep(true, true), None, q(false, false)),
+            (ep(false, true), None, q(true, false)),
+            (ep(false, false), Some(r(Some(true), None)), q(false, true)),
+            (ep(true, true), Some(r(None, Some(false))), q(false, true)),
+            (
+                ep(true, false),
+                Some(r(Some(false), Some(true))),
+                q(true, false),
+            ),
+        ] {
+            assert_eq!(
+                Quiet::of(&ep, router.as_ref(), false),
+                want,
+                "{ep:?} {router:?}"
+            );
+        }
+        assert!(Quiet::of(&ep(true, true), None, true).internal);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use http_body_util::BodyExt as _;
 use crate::body::{Body, not_found, text};
 use crate::http1::server::RequestBody;
 use crate::middleware::{ErrorsAt, RequestCtx, Stage};
+use crate::observe::Quiet;
 use crate::routing::RequestInfo;
 use crate::runtime::{Dispatch, Entry, EntryId, Router, Runtime, Table};
 
@@ -181,15 +182,27 @@ fn put_path_and_query(req: &mut Request<RequestBody>, pq: String) -> Result<(), 
     Ok(())
 }
 
-/// The entry point's redirect of `req`.
+/// The entry point's redirect of `req` (Traefik's router to `noop@internal`).
 #[cold]
 fn redirect_answer(
+    entry: &Entry,
     r: &bridge_plan::Redirect,
     host: Option<&str>,
     req: &Request<RequestBody>,
 ) -> Response<Body> {
+    internal_answer(entry);
     let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
     crate::middleware::redirect::entry_point(r, host, req.method(), pq)
+}
+
+/// Notes that an internal service answers the request: the access log and the metrics record
+/// it only with their `addInternals`.
+fn internal_answer(entry: &Entry) {
+    Quiet {
+        internal: true,
+        ..entry.quiet
+    }
+    .note_over(entry.quiet);
 }
 
 /// Marks an answer whose `Alt-Svc` the chain's response edits already decided.
@@ -509,6 +522,7 @@ impl Runtime {
         };
         let host_value = arrival.host.take();
         let host: Option<&str> = host_value.as_ref().and_then(|h| h.to_str().ok());
+        entry.quiet.note_over(Quiet::default());
         let acme_path = (entry.acme_http.is_some() || entry.acme_bypass)
             && req
                 .uri()
@@ -534,16 +548,17 @@ impl Runtime {
             && entry.table(tls).above_redirect == 0
             && r.priority >= crate::admin::api::INTERNAL_PRIORITY
         {
-            return redirect_answer(r, host, &req);
+            return redirect_answer(entry, r, host, &req);
         }
         if let Some(r) = self.before_routing(entry, tls, &req) {
+            internal_answer(entry);
             return r;
         }
         let routed = self.route(entry, tls, &req, &arrival, host_value.as_ref(), &peer);
         if let Some(r) = redirect
             && routed.is_none_or(|(at, _)| at >= entry.table(tls).above_redirect)
         {
-            return redirect_answer(r, host, &req);
+            return redirect_answer(entry, r, host, &req);
         }
         // With `allowACMEByPass` the resolvers' HTTP-01 answers are a router of priority 42.
         if acme_path
@@ -552,9 +567,12 @@ impl Runtime {
         {
             return self.acme_answer(entry, challenges, host, &req).await;
         }
-        let Some((_, router)) = routed else {
+        let Some((at, router)) = routed else {
             return not_found();
         };
+        if let Some(q) = entry.table(tls).quiet.get(at) {
+            q.note_over(entry.quiet);
+        }
         note_router(router);
         // The entry point's encodedCharacters, in each of its routers before their middlewares
         // (Traefik's deny handler).
@@ -607,6 +625,7 @@ impl Runtime {
         host: Option<&str>,
         req: &Request<RequestBody>,
     ) -> Response<Body> {
+        internal_answer(entry);
         let bare = host.map_or("", |h| crate::routing::strip_port(h));
         if let Some(key_auth) = challenges.http_answer(req.uri().path(), bare) {
             return crate::body::text_owned(StatusCode::OK, key_auth);
