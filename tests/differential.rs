@@ -54,6 +54,8 @@ mod proxy_protocol;
 mod redirections;
 #[path = "differential/service_middlewares.rs"]
 mod service_middlewares;
+#[path = "differential/tls_options.rs"]
+mod tls_options;
 #[path = "differential/transports.rs"]
 mod transports;
 

@@ -7,7 +7,7 @@
 //! semantic checks (located errors) and by resolve (the plan's `certificate_resolvers`), so the
 //! two cannot disagree.
 
-use bridge_plan::rule::{Matcher, Rule};
+use bridge_plan::rule::Rule;
 
 use crate::model::dynamic::Domain;
 
@@ -22,22 +22,7 @@ pub fn clean(name: &str) -> String {
 /// The hosts of every `Host` matcher of a rule, in rule order, without duplicates (negated ones
 /// too: Traefik collects them without looking at `!`).
 pub fn rule_hosts(rule: &Rule) -> Vec<String> {
-    fn walk(rule: &Rule, out: &mut Vec<String>) {
-        match rule {
-            Rule::And(v) | Rule::Or(v) => v.iter().for_each(|r| walk(r, out)),
-            Rule::Not(r) => walk(r, out),
-            Rule::Match(Matcher::Host { host }) => {
-                let h = clean(host);
-                if !h.is_empty() && h != "*" && !out.contains(&h) {
-                    out.push(h);
-                }
-            }
-            Rule::Match(_) => {}
-        }
-    }
-    let mut out = Vec::new();
-    walk(rule, &mut out);
-    out
+    rule.hosts()
 }
 
 /// Does certificate name `pattern` (possibly `*.parent`) cover `name`?

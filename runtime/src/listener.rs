@@ -166,7 +166,7 @@ impl Conn {
     async fn run_proxied(
         mut self,
         mut stream: tokio::net::TcpStream,
-        tls: Option<Arc<rustls::ServerConfig>>,
+        tls: Option<Arc<crate::tls::TlsChoice>>,
         believed: bool,
     ) {
         let Some(rest) = self.proxy_header(&mut stream, believed).await else {
@@ -210,7 +210,7 @@ impl Conn {
 
     /// On an entry point with TLS, the first byte tells a TLS handshake from plain HTTP (as in
     /// Traefik); the handshake must finish within the header-read bound.
-    async fn sniffed<I>(self, mut stream: I, tls: Option<Arc<rustls::ServerConfig>>)
+    async fn sniffed<I>(self, mut stream: I, tls: Option<Arc<crate::tls::TlsChoice>>)
     where
         I: FirstByte + tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
@@ -232,9 +232,29 @@ impl Conn {
         // and the handshake's and hyper's states would otherwise be carried by every idle
         // plain connection (measured: 9.6 KiB per connection before, see `size_probe`).
         Box::pin(async move {
-            let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
-            if let Ok(Ok(tls_stream)) =
-                tokio::time::timeout_at(deadline, acceptor.accept(stream)).await
+            let handshake = async {
+                match cfg.single() {
+                    Some(one) => tokio_rustls::TlsAcceptor::from(one.clone())
+                        .accept(stream)
+                        .await
+                        .map(|s| (s, 0)),
+                    // Several option sets: the one for the name the ClientHello asks for.
+                    None => {
+                        let start = tokio_rustls::LazyConfigAcceptor::new(
+                            rustls::server::Acceptor::default(),
+                            stream,
+                        )
+                        .await?;
+                        let Some((at, chosen)) = cfg.for_name(start.client_hello().server_name())
+                        else {
+                            return Err(std::io::Error::other("no TLS configuration"));
+                        };
+                        start.into_stream(chosen.clone()).await.map(|s| (s, at))
+                    }
+                }
+            };
+            if let Ok(Ok((tls_stream, options))) =
+                tokio::time::timeout_at(deadline, handshake).await
             {
                 // A TLS-ALPN-01 validation ends with the handshake (RFC 8737 §3).
                 if tls_stream.get_ref().1.alpn_protocol()
@@ -243,6 +263,7 @@ impl Conn {
                     return;
                 }
                 let mut conn = self;
+                conn.peer.tls_options = options;
                 conn.peer.client_certs = tls_stream
                     .get_ref()
                     .1

@@ -147,7 +147,7 @@ pub(crate) struct Entry {
     /// Routers without TLS, for plain connections.
     pub(crate) plain: Table,
     /// With TLS: its configuration and the routers with TLS.
-    pub(crate) tls: Option<(Arc<rustls::ServerConfig>, Table)>,
+    pub(crate) tls: Option<(Arc<crate::tls::TlsChoice>, Table)>,
     /// `prometheus@internal` answers `/metrics` here (metrics on this entry point, not
     /// `manualRouting`).
     pub(crate) metrics_here: bool,
@@ -191,6 +191,9 @@ pub(crate) struct Table {
     pub(crate) above_acme: usize,
     /// By route position: which records the router's requests are kept out of.
     pub(crate) quiet: Vec<crate::observe::Quiet>,
+    /// By route position, on an entry point with several TLS option sets: the one a router's
+    /// requests need (index into the entry point's [`crate::tls::TlsChoice`]); empty otherwise.
+    pub(crate) tls_options: Vec<u16>,
 }
 
 /// A router resolved: its chain built, its service found.
@@ -459,7 +462,7 @@ impl Runtime {
     }
 
     /// The TLS configuration of an entry point, if it serves TLS.
-    pub(crate) fn tls_config(&self, id: EntryId) -> Option<Arc<rustls::ServerConfig>> {
+    pub(crate) fn tls_config(&self, id: EntryId) -> Option<Arc<crate::tls::TlsChoice>> {
         self.entries
             .get(id.0)
             .and_then(|e| e.tls.as_ref())
@@ -712,6 +715,7 @@ impl<'p> RouterBuilder<'p, '_> {
                     above_redirect: 0,
                     above_acme: 0,
                     quiet: Vec::new(),
+                    tls_options: Vec::new(),
                 }))
             }
         };
@@ -738,8 +742,9 @@ fn entry(
     name: &str,
     ep: &bridge_plan::EntryPoint,
     routers: &FastMap<String, Arc<Router>>,
-    tls: Option<Arc<rustls::ServerConfig>>,
+    tls: Option<Arc<crate::tls::TlsChoice>>,
 ) -> Result<Entry, ServeError> {
+    let choice = tls.clone();
     let table = |tls: bool| -> Result<Table, ServeError> {
         let routes = RouteTable::build(plan, name, tls)?;
         let routers = routes
@@ -784,12 +789,19 @@ fn entry(
                 )
             })
             .collect();
+        let tls_options = match &choice {
+            Some(c) if tls && c.single().is_none() => {
+                routes.keys().map(|k| c.of_router(k).unwrap_or(0)).collect()
+            }
+            _ => Vec::new(),
+        };
         Ok(Table {
             routes,
             routers,
             above_redirect,
             above_acme,
             quiet,
+            tls_options,
         })
     };
     let tls = match tls {

@@ -76,10 +76,61 @@ fn provider() -> CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
 }
 
-/// TLS server configurations by entry point.
-pub(crate) type Configs = HashMap<String, Arc<ServerConfig>>;
+/// The TLS server configurations of one entry point and which one a handshake gets, chosen by
+/// the name the client asks for (SNI) as Traefik chooses TLS options by its routers' `Host`
+/// rules: with one option set it serves every name; with several, a name a router's `Host`
+/// names gets that router's options and any other name the `default` options.
+#[derive(Debug)]
+pub(crate) struct TlsChoice {
+    /// The option sets in use here; the first is the one for names no router names.
+    configs: Vec<Arc<ServerConfig>>,
+    /// Lower-case host → index into `configs`; empty with one set.
+    by_host: HashMap<String, u16>,
+    /// Router key → index of the options its requests need (a request over a connection that
+    /// got other options is answered 421, Traefik's SNI check); empty with one set.
+    by_router: HashMap<String, u16>,
+}
 
-/// The TLS server configuration of each entry point that serves TLS, and the names the plan's
+impl TlsChoice {
+    /// The only configuration, when one option set serves every name.
+    pub(crate) fn single(&self) -> Option<&Arc<ServerConfig>> {
+        match self.configs.as_slice() {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
+
+    /// The configuration for a client that named no router's host (QUIC's, which cannot be
+    /// chosen per handshake).
+    pub(crate) fn fallback(&self) -> Option<&Arc<ServerConfig>> {
+        self.configs.first()
+    }
+
+    /// The configuration for a handshake asking for `sni`, with its index.
+    pub(crate) fn for_name(&self, sni: Option<&str>) -> Option<(u16, &Arc<ServerConfig>)> {
+        let at = sni
+            .and_then(|n| {
+                let n = n.trim_end_matches('.');
+                self.by_host
+                    .get(n)
+                    .or_else(|| self.by_host.get(&n.to_ascii_lowercase()))
+            })
+            .copied()
+            .unwrap_or(0);
+        self.configs.get(usize::from(at)).map(|c| (at, c))
+    }
+
+    /// The index of the options a router's requests need; `None`: any connection will do (one
+    /// option set, or a router without TLS).
+    pub(crate) fn of_router(&self, key: &str) -> Option<u16> {
+        self.by_router.get(key).copied()
+    }
+}
+
+/// TLS server configurations by entry point.
+pub(crate) type Configs = HashMap<String, Arc<TlsChoice>>;
+
+/// The TLS configurations of each entry point that serves TLS, and the names the plan's
 /// certificate files cover (ACME never orders those). With `acme`, its certificates are served
 /// by SNI after the files' exact names, and TLS-ALPN-01 handshakes get its challenge answers.
 /// With `staples` (OCSP stapling on), every certificate loaded is added to it.
@@ -88,72 +139,149 @@ pub(crate) fn configs(
     acme: Option<&Arc<Acme>>,
     mut staples: Option<&mut Batch>,
 ) -> Result<(Configs, Vec<String>), TlsError> {
-    let mut wanted: Vec<(String, String)> = Vec::new();
-    for (name, ep) in &plan.entrypoints {
-        let mut options: BTreeSet<&str> = BTreeSet::new();
-        if let Some(t) = &ep.tls {
-            options.insert(t.options.as_str());
-        }
-        for key in &ep.routers {
-            if let Some(t) = plan.routers.get(key).and_then(|r| r.tls.as_ref()) {
-                options.insert(t.options.as_str());
-            }
-        }
-        let mut options = options.into_iter();
-        match (options.next(), options.next()) {
-            (None, _) => {}
-            (Some(one), None) => wanted.push((name.clone(), one.to_owned())),
-            (Some(a), Some(b)) => {
-                return Err(TlsError::EntryPoint {
-                    entrypoint: name.clone(),
-                    why: format!(
-                        "its routers use different TLS options (`{a}`, `{b}`); choosing options by SNI is not implemented yet, so use one option set per entry point"
-                    ),
-                });
-            }
-        }
-    }
+    let wanted: Vec<(&String, Wanted)> = plan
+        .entrypoints
+        .iter()
+        .filter_map(|(name, ep)| Some((name, wanted(plan, ep)?)))
+        .collect();
     if wanted.is_empty() {
         return Ok((HashMap::new(), Vec::new()));
     }
     let provider = provider();
     let mut by_options: HashMap<String, Arc<ServerConfig>> = HashMap::new();
-    let mut out = HashMap::new();
     let mut covered: Vec<String> = Vec::new();
-    for (ep, opt_name) in wanted {
-        let cfg = match by_options.get(&opt_name) {
-            Some(c) => c.clone(),
-            None => {
-                let opts = plan
-                    .tls
-                    .options
-                    .get(&opt_name)
-                    .ok_or_else(|| TlsError::Options {
-                        name: opt_name.clone(),
-                        why: "not defined in the plan".into(),
-                    })?;
-                let resolver = Arc::new(SniResolver::load(
-                    plan,
-                    &provider,
-                    opts.sni_strict,
-                    acme.cloned(),
-                    staples.as_deref_mut(),
-                )?);
-                if covered.is_empty() {
-                    covered = resolver.names();
-                }
-                let alpn = plan
-                    .certificate_resolvers
-                    .values()
-                    .any(|r| r.tls_challenge.is_some());
-                let c = Arc::new(server_config(&opt_name, opts, resolver, &provider, alpn)?);
-                by_options.insert(opt_name.clone(), c.clone());
-                c
-            }
-        };
-        out.insert(ep, cfg);
+    let mut config = |opt_name: &str| -> Result<Arc<ServerConfig>, TlsError> {
+        if let Some(c) = by_options.get(opt_name) {
+            return Ok(c.clone());
+        }
+        let opts = plan
+            .tls
+            .options
+            .get(opt_name)
+            .ok_or_else(|| TlsError::Options {
+                name: opt_name.to_owned(),
+                why: "not defined in the plan".into(),
+            })?;
+        let resolver = Arc::new(SniResolver::load(
+            plan,
+            &provider,
+            opts.sni_strict,
+            acme.cloned(),
+            staples.as_deref_mut(),
+        )?);
+        if covered.is_empty() {
+            covered = resolver.names();
+        }
+        let alpn = plan
+            .certificate_resolvers
+            .values()
+            .any(|r| r.tls_challenge.is_some());
+        let c = Arc::new(server_config(opt_name, opts, resolver, &provider, alpn)?);
+        by_options.insert(opt_name.to_owned(), c.clone());
+        Ok(c)
+    };
+    let mut out = HashMap::new();
+    for (ep, w) in wanted {
+        let configs = w
+            .options
+            .iter()
+            .map(|o| config(o))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.insert(
+            ep.clone(),
+            Arc::new(TlsChoice {
+                configs,
+                by_host: w.by_host,
+                by_router: w.by_router,
+            }),
+        );
     }
     Ok((out, covered))
+}
+
+/// The option sets of one entry point (the one for unnamed hosts first) and what chooses them.
+#[derive(Debug, PartialEq, Eq)]
+struct Wanted {
+    options: Vec<String>,
+    by_host: HashMap<String, u16>,
+    by_router: HashMap<String, u16>,
+}
+
+/// Name of Traefik's default TLS options.
+const DEFAULT_OPTIONS: &str = "default";
+
+/// What TLS options entry point `ep` serves; `None` when it serves no TLS. Several option sets
+/// are resolved as Traefik's aggregator resolves them: a router whose options are not the
+/// default ones but whose rule names no host, and every router of a host that routers with
+/// different options name, get the default options.
+fn wanted(plan: &Plan, ep: &bridge_plan::EntryPoint) -> Option<Wanted> {
+    let routers: Vec<(&String, &str, Vec<String>)> = ep
+        .routers
+        .iter()
+        .filter_map(|key| {
+            let r = plan.routers.get(key)?;
+            let t = r.tls.as_ref()?;
+            Some((key, t.options.as_str(), r.matcher.hosts()))
+        })
+        .collect();
+    let distinct: BTreeSet<&str> = routers
+        .iter()
+        .map(|(_, o, _)| *o)
+        .chain(ep.tls.as_ref().map(|t| t.options.as_str()))
+        .collect();
+    match distinct.len() {
+        0 => return None,
+        // One option set serves every name (stricter than Traefik, which gives a name no
+        // router's `Host` names the default options).
+        1 => {
+            return Some(Wanted {
+                options: distinct.iter().map(|o| (*o).to_owned()).collect(),
+                by_host: HashMap::new(),
+                by_router: HashMap::new(),
+            });
+        }
+        _ => {}
+    }
+    let mut per_host: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+    for (_, o, hosts) in &routers {
+        for h in hosts {
+            per_host.entry(h.as_str()).or_default().insert(*o);
+        }
+    }
+    let resolved = |o: &'static str, hosts: &[String], own: &str| -> String {
+        let conflict = hosts.is_empty() && own != DEFAULT_OPTIONS
+            || hosts
+                .iter()
+                .any(|h| per_host.get(h.as_str()).is_some_and(|s| s.len() > 1));
+        if conflict {
+            o.to_owned()
+        } else {
+            own.to_owned()
+        }
+    };
+    let mut options = vec![DEFAULT_OPTIONS.to_owned()];
+    let index = |o: &str, options: &mut Vec<String>| -> u16 {
+        let at = options.iter().position(|x| x == o).unwrap_or_else(|| {
+            options.push(o.to_owned());
+            options.len() - 1
+        });
+        u16::try_from(at).unwrap_or(0)
+    };
+    let mut by_host = HashMap::new();
+    let mut by_router = HashMap::new();
+    for (key, o, hosts) in &routers {
+        let r = resolved(DEFAULT_OPTIONS, hosts, o);
+        let at = index(&r, &mut options);
+        by_router.insert((*key).clone(), at);
+        for h in hosts {
+            by_host.insert(h.clone(), at);
+        }
+    }
+    Some(Wanted {
+        options,
+        by_host,
+        by_router,
+    })
 }
 
 /// `provider` offering only `suites` for TLS 1.2 (all when empty; like Go, the list never

@@ -22,6 +22,30 @@ pub enum Rule {
     Match(Matcher),
 }
 
+impl Rule {
+    /// The hosts of every `Host` matcher, in rule order, lower-case without a trailing dot and
+    /// without duplicates; negated ones too (Traefik collects them without looking at `!`, for
+    /// ACME orders and for choosing TLS options by SNI).
+    pub fn hosts(&self) -> Vec<String> {
+        fn walk(rule: &Rule, out: &mut Vec<String>) {
+            match rule {
+                Rule::And(v) | Rule::Or(v) => v.iter().for_each(|r| walk(r, out)),
+                Rule::Not(r) => walk(r, out),
+                Rule::Match(Matcher::Host { host }) => {
+                    let h = host.trim().trim_end_matches('.').to_ascii_lowercase();
+                    if !h.is_empty() && h != "*" && !out.contains(&h) {
+                        out.push(h);
+                    }
+                }
+                Rule::Match(_) => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+}
+
 /// One request matcher, with Traefik v3 semantics.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

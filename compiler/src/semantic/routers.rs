@@ -11,6 +11,10 @@ use crate::source::Span;
 
 use super::Ctx;
 
+/// A TLS router on one entry point: its name, options, hosts, and where its options are written
+/// (pointer, file).
+type TlsRouter<'n> = (&'n str, String, Vec<String>, String, usize);
+
 impl<'a> Ctx<'a> {
     fn default_syntax(&self) -> RuleSyntax {
         match self
@@ -169,6 +173,108 @@ impl<'a> Ctx<'a> {
             }
         }
         self.check_router_tree(&routers);
+        self.check_tls_options_by_sni(&routers);
+    }
+
+    /// On an entry point whose TLS routers use several TLS option sets, a handshake gets the
+    /// options of the router whose `Host` its server name (SNI) names, the `default` options for
+    /// any other name. As Traefik resolves it, a router that cannot be chosen that way — no
+    /// host in its rule but other options than `default`, or a host other routers with other
+    /// options name too — gets the `default` options: each is warned about, where its options
+    /// are written.
+    fn check_tls_options_by_sni(&mut self, routers: &[Found<'a, Router>]) {
+        let default_syntax = self.default_syntax();
+        let static_eps = self.loaded.static_cfg.entry_points.as_ref();
+        let ep_options = |ep: &str| -> Option<String> {
+            let t = static_eps?.get(ep)?.http.as_ref()?.tls.as_ref()?;
+            Some(t.options.clone().unwrap_or_else(|| "default".into()))
+        };
+        let mut by_ep: BTreeMap<String, Vec<TlsRouter<'_>>> = BTreeMap::new();
+        for def in routers {
+            let r = def.value;
+            if r.parent_refs.is_some() {
+                continue;
+            }
+            let on = r
+                .entry_points
+                .clone()
+                .unwrap_or_else(|| self.default_entry_points());
+            let syntax = RuleSyntax::from_router(r.rule_syntax.as_deref(), default_syntax);
+            let Ok(rule) = parse_rule(&r.rule, syntax) else {
+                continue;
+            };
+            let hosts = crate::acme::rule_hosts(&rule);
+            for ep in on {
+                let (options, at) = match &r.tls {
+                    Some(t) => (
+                        t.options.clone().unwrap_or_else(|| "default".into()),
+                        if t.options.is_some() {
+                            format!("{}/tls/options", def.pointer)
+                        } else {
+                            format!("{}/tls", def.pointer)
+                        },
+                    ),
+                    None => match ep_options(&ep) {
+                        Some(o) => (o, format!("{}/rule", def.pointer)),
+                        None => continue,
+                    },
+                };
+                let options = options
+                    .strip_suffix("@file")
+                    .map_or(options.clone(), str::to_owned);
+                by_ep
+                    .entry(ep)
+                    .or_default()
+                    .push((def.name, options, hosts.clone(), at, def.file));
+            }
+        }
+        for (ep, list) in by_ep {
+            let distinct: BTreeSet<String> = list
+                .iter()
+                .map(|(_, o, ..)| o.clone())
+                .chain(ep_options(&ep))
+                .collect();
+            if distinct.len() < 2 {
+                continue;
+            }
+            let mut per_host: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+            for (_, o, hosts, ..) in &list {
+                for h in hosts {
+                    per_host.entry(h.as_str()).or_default().insert(o.as_str());
+                }
+            }
+            let mut found = Vec::new();
+            for (name, o, hosts, at, file) in &list {
+                if o == "default" {
+                    continue;
+                }
+                let why = if hosts.is_empty() {
+                    Some("its rule names no host, and TLS options are chosen by the name a client asks for (SNI)".to_owned())
+                } else {
+                    hosts.iter().find_map(|h| {
+                        let set = per_host.get(h.as_str())?;
+                        (set.len() > 1).then(|| {
+                            format!(
+                                "host `{h}` is named by routers with different TLS options ({})",
+                                set.iter()
+                                    .map(|s| format!("`{s}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        })
+                    })
+                };
+                if let Some(why) = why {
+                    found.push((format!("router `{name}` gets the `default` TLS options on entry point `{ep}`, not `{o}`: {why} (as in Traefik)"), at.clone(), *file));
+                }
+            }
+            for (msg, at, file) in found {
+                let span = self.span(file, &at);
+                self.warn(Code::InvalidValue, msg, span, at).hint = Some(
+                    "give the router a `Host` rule of its own, or the same TLS options as the other routers of its hosts".into(),
+                );
+            }
+        }
     }
 
     /// Traefik's router tree (`parentRefs`, v3.6; its `ParseRouterTree`): every parent exists in

@@ -146,6 +146,7 @@ pub(crate) async fn serve_entrypoint(
     let derived = Mutex::new(Derived::default());
     let first = rt
         .tls_config(id)
+        .and_then(|c| c.fallback().cloned())
         .ok_or_else(|| "no TLS configuration".to_owned())
         .and_then(|tls| {
             derived
@@ -180,7 +181,10 @@ pub(crate) async fn serve_entrypoint(
         tokio::select! {
             incoming = endpoint.accept() => {
                 let Some(incoming) = incoming else { break };
-                let Some(tls) = current.load().tls_config(id) else {
+                // QUIC cannot choose TLS options per handshake: the options for names no
+                // router names serve it, and a router needing others answers 421.
+                let Some(tls) = current.load().tls_config(id).and_then(|c| c.fallback().cloned())
+                else {
                     // No router with TLS here: there is nothing to answer a handshake with.
                     incoming.refuse();
                     continue;

@@ -48,6 +48,9 @@ pub struct Peer {
     pub ip_value: HeaderValue,
     /// The certificates the client sent in its TLS handshake, leaf first (`passTLSClientCert`).
     pub client_certs: Option<Arc<[rustls_pki_types::CertificateDer<'static>]>>,
+    /// Which of its entry point's TLS option sets the connection's handshake got (an index
+    /// into [`crate::tls::TlsChoice`]; 0 with one set).
+    pub(crate) tls_options: u16,
     /// Where this request's interim (1xx) responses go as they arrive: the client's connection
     /// ([`crate::interim`]); none where the server cannot send them (hyper's HTTP/1.1 server).
     pub(crate) interims: Option<crate::interim::Relay>,
@@ -60,6 +63,7 @@ impl Peer {
             addr,
             ip_value: fwd::peer_value(addr.ip()),
             client_certs: None,
+            tls_options: 0,
             interims: None,
         }
     }
@@ -570,7 +574,8 @@ impl Runtime {
         let Some((at, router)) = routed else {
             return not_found();
         };
-        if let Some(q) = entry.table(tls).quiet.get(at) {
+        let table = entry.table(tls);
+        if let Some(q) = table.quiet.get(at) {
             q.note_over(entry.quiet);
         }
         note_router(router);
@@ -578,6 +583,14 @@ impl Runtime {
         // (Traefik's deny handler).
         if !entry.encoded.is_empty() && entry.encoded.refuses(req.uri().path()) {
             return crate::middleware::encoded_characters::refusal();
+        }
+        // Traefik's SNI check: the router's TLS options must be those the handshake got (a
+        // client that asked for one name and sends another `Host`).
+        if tls
+            && let Some(&need) = table.tls_options.get(at)
+            && need != peer.tls_options
+        {
+            return text(StatusCode::MISDIRECTED_REQUEST, "Misdirected Request\n");
         }
         if let Some(early) = self.before_chain(router, &req) {
             return early;

@@ -1,0 +1,153 @@
+//! TLS options chosen by SNI: on an entry point whose routers use different TLS options, a
+//! handshake gets the options of the router whose `Host` its server name names (the `default`
+//! options for any other name), and a request whose router needs other options than those its
+//! connection got is answered 421 (Traefik's SNI check).
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use bridge_tests::backends::{Reply, backend};
+use bridge_tests::tls::TestCa;
+use bridge_tests::traefik::{oracle, serve_twice};
+
+/// `GET path` with `Host: host` over TLS asking for `sni`, with the client certificate if
+/// given: (status, body), or `Err` when the handshake or the exchange failed.
+fn get(
+    addr: SocketAddr,
+    (sni, host, path): (&str, &str, &str),
+    client: Option<(&Path, &Path)>,
+) -> Result<(u16, String), String> {
+    let cfg = bridge_tests::tls::insecure_client_as(client);
+    let name = sni.to_owned().try_into().map_err(|e| format!("{e:?}"))?;
+    let conn = rustls::ClientConnection::new(cfg, name).map_err(|e| e.to_string())?;
+    let tcp = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("no answer: {text:?}"))?;
+    Ok((
+        status,
+        text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
+    ))
+}
+
+#[test]
+fn tls_options_are_chosen_by_sni_and_a_mismatched_host_is_misdirected() {
+    let oracle = oracle("tls_options_are_chosen_by_sni_and_a_mismatched_host_is_misdirected");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ca = TestCa::new(d);
+    ca.issue(
+        d,
+        "server",
+        &["ui.example.com", "api.example.com", "other.example.com"],
+    );
+    ca.issue(d, "client", &["client.example.com"]);
+    let app = backend("app")
+        .answer(|r| Reply::ok(format!("app {}", r.host)))
+        .start();
+    let p = |f: &str| d.join(f).to_string_lossy().into_owned();
+    let dynamic = format!(
+        r#"http:
+  routers:
+    ui:
+      rule: "Host(`ui.example.com`)"
+      entryPoints: [web]
+      service: app
+      tls: {{}}
+    api:
+      rule: "Host(`api.example.com`)"
+      entryPoints: [web]
+      service: app
+      tls:
+        options: mtls
+    # Routers Traefik cannot give their options by SNI get the default ones (warned by check):
+    # no host in the rule, or a host routers with other options name too.
+    nohost:
+      rule: "PathPrefix(`/x`)"
+      entryPoints: [web]
+      service: app
+      tls:
+        options: mtls
+    clash:
+      rule: "Host(`ui.example.com`) && Path(`/c`)"
+      entryPoints: [web]
+      service: app
+      tls:
+        options: mtls
+  services:
+    app:
+      loadBalancer:
+        servers:
+          - url: "http://127.0.0.1:{app}"
+tls:
+  certificates:
+    - certFile: "{crt}"
+      keyFile: "{key}"
+  options:
+    mtls:
+      clientAuth:
+        caFiles: ["{ca}"]
+        clientAuthType: RequireAndVerifyClientCert
+"#,
+        app = app.port(),
+        crt = p("server.crt"),
+        key = p("server.key"),
+        ca = p("ca.crt"),
+    );
+    // Traefik renames the routers it demotes (`web-conflicted-…`): wait for `api` only.
+    let twin = serve_twice(d, oracle.as_deref(), &dynamic, &["api"]);
+    let (cert, key) = (d.join("client.crt"), d.join("client.key"));
+    let with_cert = Some((cert.as_path(), key.as_path()));
+    let (api, ui, other) = ("api.example.com", "ui.example.com", "other.example.com");
+    // `None`: the handshake is refused.
+    let cases = [
+        ((api, api, "/"), with_cert, Some(200)),
+        // The API's options require a client certificate.
+        ((api, api, "/"), None, None),
+        ((ui, ui, "/"), None, Some(200)),
+        // A connection for the UI cannot reach the API's router, nor one for the API the UI's.
+        ((ui, api, "/"), None, Some(421)),
+        ((api, ui, "/"), with_cert, Some(421)),
+        // A name no router names gets the default options.
+        ((other, ui, "/"), None, Some(200)),
+        ((other, api, "/"), None, Some(421)),
+        ((ui, ui, "/c"), None, Some(200)),
+        ((other, other, "/x"), None, Some(200)),
+        ((api, other, "/x"), with_cert, Some(421)),
+    ];
+    for ((sni, host, path), client, want) in cases {
+        let ours = get(twin.bridge, (sni, host, path), client);
+        match (want, &ours) {
+            (Some(status), Ok((got, body))) => {
+                assert_eq!(*got, status, "SNI {sni}, Host {host}: {body}");
+                if status == 421 {
+                    assert_eq!(body, "Misdirected Request\n");
+                }
+            }
+            (None, Err(_)) => {}
+            _ => panic!("SNI {sni}, Host {host}: {ours:?}, want {want:?}"),
+        }
+        if let Some(traefik) = twin.traefik {
+            let theirs = get(traefik, (sni, host, path), client);
+            assert_eq!(
+                ours.as_ref().ok(),
+                theirs.as_ref().ok(),
+                "SNI {sni}, Host {host}: bridge {ours:?}, traefik {theirs:?}"
+            );
+        }
+    }
+}
