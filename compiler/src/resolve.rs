@@ -1884,6 +1884,14 @@ impl Resolver<'_> {
                                 .and_then(plan::ClientAuthType::from_name)
                                 .unwrap_or(plan::ClientAuthType::NoClientCert),
                         }),
+                        // Names the runtime cannot offer were reported by the checker.
+                        curve_preferences: o
+                            .curve_preferences
+                            .iter()
+                            .flatten()
+                            .filter_map(|c| plan::KxGroup::from_go_name(c).ok())
+                            .collect(),
+                        session_resumption: o.disable_session_tickets != Some(true),
                     });
             }
         }
@@ -1896,6 +1904,8 @@ impl Resolver<'_> {
                 alpn_protocols: vec!["h2".into(), "http/1.1".into()],
                 sni_strict: false,
                 client_auth: None,
+                curve_preferences: Vec::new(),
+                session_resumption: true,
             });
         plan::Tls {
             certificates,

@@ -322,6 +322,19 @@ pub(crate) fn restricted(
     Ok((provider, versions))
 }
 
+/// The rustls key-exchange group of a plan's `curvePreferences` entry.
+fn kx_group(g: bridge_plan::KxGroup) -> &'static dyn rustls::crypto::SupportedKxGroup {
+    use bridge_plan::KxGroup as K;
+    use rustls::crypto::aws_lc_rs::kx_group as aws;
+    match g {
+        K::X25519 => aws::X25519,
+        K::Secp256r1 => aws::SECP256R1,
+        K::Secp384r1 => aws::SECP384R1,
+        K::X25519Mlkem768 => aws::X25519MLKEM768,
+        K::Secp256r1Mlkem768 => aws::SECP256R1MLKEM768,
+    }
+}
+
 /// The rustls suite of a plan's cipher suite.
 fn rustls_suite(s: bridge_plan::CipherSuite) -> CipherSuite {
     use bridge_plan::CipherSuite as P;
@@ -361,13 +374,20 @@ fn server_config(
         name: name.to_owned(),
         why,
     };
-    let (provider, versions) = restricted(
+    let (mut provider, versions) = restricted(
         provider,
         &opts.cipher_suites,
         opts.min_version,
         opts.max_version,
     )
     .map_err(bad)?;
+    if !opts.curve_preferences.is_empty() {
+        provider.kx_groups = opts
+            .curve_preferences
+            .iter()
+            .map(|g| kx_group(*g))
+            .collect();
+    }
     let provider = Arc::new(provider);
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
@@ -388,6 +408,11 @@ fn server_config(
             .map(|p| p.as_bytes().to_vec())
             .collect()
     };
+    if !opts.session_resumption {
+        // Go's `SessionTicketsDisabled`: its server resumes only by ticket, so nothing resumes.
+        cfg.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+        cfg.send_tls13_tickets = 0;
+    }
     if acme_tls_alpn {
         // Offered last: only a client asking for nothing else (the CA's validator) gets it.
         cfg.alpn_protocols

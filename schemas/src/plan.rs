@@ -1952,6 +1952,65 @@ pub struct TlsOptions {
     pub sni_strict: bool,
     /// Client certificate authentication, if any.
     pub client_auth: Option<ClientAuth>,
+    /// Key-exchange groups offered, in preference order (`curvePreferences`); empty: the
+    /// runtime's defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curve_preferences: Vec<KxGroup>,
+    /// Sessions may be resumed (TLS 1.3 tickets, TLS 1.2 session IDs); false with
+    /// `disableSessionTickets`.
+    pub session_resumption: bool,
+}
+
+/// A key-exchange group of Traefik's `curvePreferences` that the runtime can offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum KxGroup {
+    /// `X25519` / `x25519`.
+    X25519,
+    /// `CurveP256` / `secp256r1`.
+    Secp256r1,
+    /// `CurveP384` / `secp384r1`.
+    Secp384r1,
+    /// `X25519MLKEM768` / `x25519mlkem768` (post-quantum hybrid).
+    X25519Mlkem768,
+    /// `SecP256r1MLKEM768` / `secp256r1mlkem768` (post-quantum hybrid).
+    Secp256r1Mlkem768,
+}
+
+impl KxGroup {
+    /// The group a name of Traefik's `curvePreferences` means; `Err(true)` for a name Traefik
+    /// knows but the runtime cannot offer (`CurveP521`, `SecP384r1MLKEM1024`), `Err(false)` for
+    /// a name Traefik refuses.
+    pub fn from_go_name(name: &str) -> Result<KxGroup, bool> {
+        match name {
+            "x25519" | "X25519" => Ok(KxGroup::X25519),
+            "secp256r1" | "CurveP256" => Ok(KxGroup::Secp256r1),
+            "secp384r1" | "CurveP384" => Ok(KxGroup::Secp384r1),
+            "x25519mlkem768" | "X25519MLKEM768" => Ok(KxGroup::X25519Mlkem768),
+            "secp256r1mlkem768" | "SecP256r1MLKEM768" => Ok(KxGroup::Secp256r1Mlkem768),
+            "secp521r1" | "CurveP521" | "secp384r1mlkem1024" | "SecP384r1MLKEM1024" => Err(true),
+            _ => Err(false),
+        }
+    }
+
+    /// Every name Traefik accepts.
+    pub const GO_NAMES: [&'static str; 14] = [
+        "CurveP256",
+        "CurveP384",
+        "CurveP521",
+        "X25519",
+        "X25519MLKEM768",
+        "SecP256r1MLKEM768",
+        "SecP384r1MLKEM1024",
+        "secp256r1",
+        "secp384r1",
+        "secp521r1",
+        "x25519",
+        "x25519mlkem768",
+        "secp256r1mlkem768",
+        "secp384r1mlkem1024",
+    ];
 }
 
 /// Client certificate authentication.
@@ -3079,6 +3138,8 @@ impl Plan {
                         alpn_protocols: vec!["h2".into(), "http/1.1".into()],
                         sni_strict: false,
                         client_auth: None,
+                        curve_preferences: Vec::new(),
+                        session_resumption: true,
                     },
                 )]),
             },

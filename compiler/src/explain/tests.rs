@@ -280,6 +280,8 @@ fn fixture() -> Plan {
                 cas: vec![bridge_plan::Pem::File("certs/clients-ca.pem".into())],
                 auth_type: bridge_plan::ClientAuthType::RequireAndVerifyClientCert,
             }),
+            curve_preferences: Vec::new(),
+            session_resumption: true,
         },
     );
     plan.tls.options.get_mut("default").unwrap().cipher_suites = vec![

@@ -1456,9 +1456,9 @@ pub struct TlsOptions {
     /// Allowed cipher suites for TLS 1.2 and below, Go names (default: Go's defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cipher_suites: Option<Vec<String>>,
-    /// Elliptic curves in preference order, e.g. `CurveP521`, `X25519` (default: Go's defaults).
+    /// Key-exchange groups in preference order, e.g. `X25519`, `CurveP256` (default: the
+    /// runtime's: X25519MLKEM768, X25519, CurveP256, CurveP384).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub curve_preferences: Option<Vec<String>>,
     /// Client certificate authentication (mTLS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1470,9 +1470,9 @@ pub struct TlsOptions {
     /// ALPN protocols offered (default: `h2`, `http/1.1`, `acme-tls/1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpn_protocols: Option<Vec<String>>,
-    /// Disables TLS session tickets (default: false).
+    /// Disables session resumption: no TLS 1.3 tickets, no TLS 1.2 session IDs (default:
+    /// false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-bridgectl" = "ignored"))]
     pub disable_session_tickets: Option<bool>,
     /// Deprecated and without effect since Go 1.17.
     #[serde(default, skip_serializing_if = "Option::is_none")]

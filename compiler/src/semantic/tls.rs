@@ -71,6 +71,7 @@ impl Ctx<'_> {
                     o.cipher_suites.as_deref().unwrap_or_default(),
                     "clients",
                 );
+                self.check_curves(fi, &base, oname, o.curve_preferences.as_deref());
                 if let Some(ca) = &o.client_auth {
                     if let Some(t) = &ca.client_auth_type
                         && bridge_plan::ClientAuthType::from_name(t).is_none()
@@ -202,6 +203,53 @@ impl Ctx<'_> {
                 )
                 .hint = hint;
             }
+        }
+    }
+
+    /// `curvePreferences`: Traefik refuses an unknown name; a name Traefik knows but rustls
+    /// cannot offer is left out (a warning), or refused when nothing would be left.
+    fn check_curves(&mut self, fi: usize, base: &str, oname: &str, curves: Option<&[String]>) {
+        let Some(curves) = curves else { return };
+        let mut offered = 0;
+        let mut left_out = Vec::new();
+        for (i, c) in curves.iter().enumerate() {
+            let p = format!("{base}/curvePreferences/{i}");
+            match bridge_plan::KxGroup::from_go_name(c) {
+                Ok(_) => offered += 1,
+                Err(true) => left_out.push((p, c)),
+                Err(false) => {
+                    let span = self.span(fi, &p);
+                    let hint = did_you_mean(c, bridge_plan::KxGroup::GO_NAMES.iter().copied())
+                        .map(|s| format!("did you mean `{s}`?"));
+                    self.err(
+                        Code::InvalidValue,
+                        format!("TLS options `{oname}`: curve `{c}` is not one Traefik knows (it refuses to load the options)"),
+                        span,
+                        p,
+                    )
+                    .hint = hint;
+                }
+            }
+        }
+        for (p, c) in left_out {
+            let span = self.span(fi, &p);
+            let msg = format!(
+                "TLS options `{oname}`: curve `{c}` is valid Traefik, but bridgectl (rustls) cannot offer it"
+            );
+            if offered == 0 {
+                self.err(
+                    Code::Unsupported,
+                    format!("{msg}, and no other curve is listed"),
+                    span,
+                    p,
+                )
+            } else {
+                self.warn(Code::Unsupported, format!("{msg}; it is left out"), span, p)
+            }
+            .hint = Some(
+                "rustls offers X25519, CurveP256, CurveP384, X25519MLKEM768 and SecP256r1MLKEM768"
+                    .into(),
+            );
         }
     }
 
