@@ -407,7 +407,8 @@ impl Runtime {
         })
     }
 
-    /// This runtime behind an `Arc`, knowing itself (see [`Runtime::this`]).
+    /// This runtime behind an `Arc` that knows itself: a mirror copy through a service's
+    /// middlewares is served by the runtime in a task of its own.
     pub fn shared(self) -> Arc<Self> {
         Arc::new_cyclic(|this| {
             let mut me = self;

@@ -103,13 +103,52 @@ impl Runtime {
         forwarded: Forwarded,
         req: Request<RequestBody>,
     ) -> Response<Body> {
-        // The mirroring services on the way to the server: each copies the request.
+        let (via, first) = self.first_pick(&out, &req);
+        self.forward_picked(out, forwarded, req, via, first).await
+    }
+
+    /// The pick of a request without waiting: the mirroring services on the way to the server
+    /// (each copies the request) and where it goes. The router's path forwards at once when
+    /// this gives a server and no failover replay ([`Runtime::direct`]), so that path's future
+    /// holds [`Runtime::forward_to`]'s directly: a nested `forward` future copied per request
+    /// cost 5.7 % of the request's instructions (`bench/results/instructions-20261206-session20.md`).
+    pub(crate) fn first_pick(&self, out: &Outbound<'_>, req: &Request<RequestBody>) -> (Via, Pick) {
         let mut via = Via::for_client(Some(out.peer.addr.ip()));
-        let sticky = self.upstreams.sticky(out.service);
-        if sticky {
+        if self.upstreams.sticky(out.service) {
             via.cookies = crate::upstream::sticky::cookies(req.headers());
         }
-        let target = match self.upstreams.pick_holding(out.service, &mut via).await {
+        let first = self.upstreams.pick_via(out.service, &mut via);
+        (via, first)
+    }
+
+    /// The server of a first pick that needs nothing else (no hold, no chained service, no
+    /// failover replay); else the pick, for [`Runtime::forward_picked`].
+    #[allow(
+        clippy::result_large_err,
+        reason = "both sides are moved on at once; the error side is the rare path"
+    )]
+    pub(crate) fn direct(via: &Via, first: Pick) -> Result<ServerRef, Pick> {
+        match first {
+            Pick::Server(s) if via.failovers_taken().next().is_none() => Ok(s),
+            other => Err(other),
+        }
+    }
+
+    /// [`Runtime::forward`] after its [`Runtime::first_pick`].
+    pub(crate) async fn forward_picked(
+        &self,
+        out: Outbound<'_>,
+        forwarded: Forwarded,
+        req: Request<RequestBody>,
+        mut via: Via,
+        first: Pick,
+    ) -> Response<Body> {
+        let pick = if first == Pick::NoAvailableServer {
+            self.upstreams.hold_for(out.service, &mut via).await
+        } else {
+            first
+        };
+        let target = match pick {
             Pick::Server(s) => Target::Server(s),
             Pick::Chained(node) => Target::Chained(node),
             Pick::NoAvailableServer => {
@@ -254,7 +293,7 @@ impl Runtime {
     /// Forwards the request to `server`, picked by `via`, and its retries; `quiet`: its interim
     /// responses are not relayed (a failover's `errors` may replace its answer). The answer, and
     /// `out` for another pass.
-    async fn forward_to<'a>(
+    pub(crate) async fn forward_to<'a>(
         &self,
         out: Outbound<'a>,
         mut forwarded: Forwarded,

@@ -317,7 +317,18 @@ macro_rules! chain_and_service {
                                 append_for: true,
                             };
                             let forwarded = std::mem::take(&mut $ctx.forwarded);
-                            $self.forward(out, forwarded, $req).await
+                            // The common case, a server at once, holds `forward_to`'s future
+                            // here; the rest is boxed (see `Runtime::first_pick`).
+                            let (via, first) = $self.first_pick(&out, &$req);
+                            match Runtime::direct(&via, first) {
+                                Ok(server) => {
+                                    $self.forward_to(out, forwarded, $req, via, server, false).await.0
+                                }
+                                Err(first) => {
+                                    Box::pin($self.forward_picked(out, forwarded, $req, via, first))
+                                        .await
+                                }
+                            }
                         }
                         // api@internal / dashboard@internal, after the router's middlewares (basicAuth in
                         // prod); their answers are not edited by the chain.

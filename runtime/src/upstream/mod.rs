@@ -1116,9 +1116,15 @@ impl Upstreams {
         if first != Pick::NoAvailableServer {
             return first;
         }
+        self.hold_for(id, via).await
+    }
+
+    /// After a pick found no server: waits for one up to the service's hold (`bridge:`), else
+    /// no available server at once.
+    pub async fn hold_for(&self, id: ServiceId, via: &mut Via) -> Pick {
         let hold = self.hold(id);
         if hold.is_zero() {
-            return first;
+            return Pick::NoAvailableServer;
         }
         // Boxed: the waiting state would otherwise make every request's future larger.
         Box::pin(self.wait_for_server(id, hold, via)).await
