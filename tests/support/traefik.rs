@@ -268,8 +268,12 @@ pub fn fetch(
         head.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     head.push_str("Connection: close\r\n\r\n");
-    s.write_all(head.as_bytes())?;
-    s.write_all(body)?;
+    // One write: with the body in a second, small segment (held back by Nagle until the head's
+    // ACK), a server that answers from the head alone (413 from `Content-Length`) and closes
+    // may get the body after closing and reset the connection, losing its answer.
+    let mut message = head.into_bytes();
+    message.extend_from_slice(body);
+    s.write_all(&message)?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw)?;
     parse_answer(&raw, method == "HEAD").ok_or_else(|| {
