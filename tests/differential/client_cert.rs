@@ -143,39 +143,14 @@ tls:
     }
 }
 
-/// `GET path` over TLS with `client` (certificate, key) if given: (status, body), or the error
-/// that ended the exchange (a server requiring a certificate refuses the handshake).
+/// `GET path` over TLS for the prod name with `client` (certificate, key) if given.
 fn try_get(
     addr: std::net::SocketAddr,
     client: Option<(&std::path::Path, &std::path::Path)>,
     path: &str,
 ) -> Result<(u16, String), String> {
-    use std::io::{Read, Write};
-    let cfg = bridge_tests::tls::insecure_client_as(client);
-    let conn =
-        rustls::ClientConnection::new(cfg, bridge_tests::prod::DOMAIN.try_into().unwrap()).unwrap();
-    let tcp = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
-        .unwrap();
-    let mut s = rustls::StreamOwned::new(conn, tcp);
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-        bridge_tests::prod::DOMAIN
-    )
-    .map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| format!("no answer: {text:?}"))?;
-    Ok((
-        status,
-        text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
-    ))
+    let name = bridge_tests::prod::DOMAIN;
+    bridge_tests::tls::try_tls_get(addr, (name, name, path), client)
 }
 
 #[test]

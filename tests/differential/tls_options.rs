@@ -5,44 +5,11 @@
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
-use std::path::Path;
 use std::time::Duration;
 
 use bridge_tests::backends::{Reply, backend};
-use bridge_tests::tls::TestCa;
+use bridge_tests::tls::{TestCa, try_tls_get};
 use bridge_tests::traefik::{oracle, serve_twice};
-
-/// `GET path` with `Host: host` over TLS asking for `sni`, with the client certificate if
-/// given: (status, body), or `Err` when the handshake or the exchange failed.
-fn get(
-    addr: SocketAddr,
-    (sni, host, path): (&str, &str, &str),
-    client: Option<(&Path, &Path)>,
-) -> Result<(u16, String), String> {
-    let cfg = bridge_tests::tls::insecure_client_as(client);
-    let name = sni.to_owned().try_into().map_err(|e| format!("{e:?}"))?;
-    let conn = rustls::ClientConnection::new(cfg, name).map_err(|e| e.to_string())?;
-    let tcp = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut s = rustls::StreamOwned::new(conn, tcp);
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| format!("no answer: {text:?}"))?;
-    Ok((
-        status,
-        text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
-    ))
-}
 
 #[test]
 fn tls_options_are_chosen_by_sni_and_a_mismatched_host_is_misdirected() {
@@ -130,7 +97,7 @@ tls:
         ((api, other, "/x"), with_cert, Some(421)),
     ];
     for ((sni, host, path), client, want) in cases {
-        let ours = get(twin.bridge, (sni, host, path), client);
+        let ours = try_tls_get(twin.bridge, (sni, host, path), client);
         match (want, &ours) {
             (Some(status), Ok((got, body))) => {
                 assert_eq!(*got, status, "SNI {sni}, Host {host}: {body}");
@@ -142,7 +109,7 @@ tls:
             _ => panic!("SNI {sni}, Host {host}: {ours:?}, want {want:?}"),
         }
         if let Some(traefik) = twin.traefik {
-            let theirs = get(traefik, (sni, host, path), client);
+            let theirs = try_tls_get(traefik, (sni, host, path), client);
             assert_eq!(
                 ours.as_ref().ok(),
                 theirs.as_ref().ok(),

@@ -235,6 +235,39 @@ pub fn insecure_client_as(client: Option<(&Path, &Path)>) -> Arc<rustls::ClientC
     Arc::new(cfg)
 }
 
+/// `GET path` with `Host: host` over TLS asking for the server name `sni`, sending the client
+/// certificate chain and key of these PEM files when given: (status, body), or the error that
+/// ended the exchange (a server requiring a certificate refuses the handshake).
+pub fn try_tls_get(
+    addr: SocketAddr,
+    (sni, host, path): (&str, &str, &str),
+    client: Option<(&Path, &Path)>,
+) -> Result<(u16, String), String> {
+    let cfg = insecure_client_as(client);
+    let name = sni.to_owned().try_into().map_err(|e| format!("{e:?}"))?;
+    let conn = rustls::ClientConnection::new(cfg, name).map_err(|e| e.to_string())?;
+    let tcp = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("no answer: {text:?}"))?;
+    Ok((
+        status,
+        text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
+    ))
+}
+
 /// The leaf certificate the server presented (DER).
 pub fn served_leaf(s: &TlsStream) -> Vec<u8> {
     s.conn.peer_certificates().unwrap()[0].to_vec()
